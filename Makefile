@@ -1,0 +1,40 @@
+# graveler: developer entry points. `make test` and `make demo` work on a fresh clone.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
+
+.PHONY: venv test test-fast lint typecheck postgres demo bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,s3,postgres]'
+	@touch $(STAMP)
+
+# Starts the machine's PostgreSQL 15 cluster (idempotent) and creates the test role and database.
+postgres:
+	@bash scripts/start-postgres.sh
+
+test: venv postgres
+	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' $(PY) -m pytest -q -p no:cacheprovider
+
+test-fast: venv
+	$(PY) -m pytest -q -x -p no:cacheprovider -m 'not slow'
+
+lint: venv
+	$(PY) -m ruff check graveler tests benchmarks
+	$(PY) -m mypy
+
+demo: venv
+	$(PY) -m graveler.demo
+
+bench: venv
+	$(PY) -m benchmarks committed
+
+clean:
+	rm -rf $(VENV) .graveler .pytest_cache .mypy_cache .ruff_cache .hypothesis

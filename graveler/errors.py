@@ -1,0 +1,137 @@
+"""The one error tree of graveler.
+
+Every failure that crosses a public boundary is a :class:`GravelerError`. Backends translate
+their own exceptions (``botocore``, ``sqlalchemy``, ``OSError``) at the boundary with
+``raise NotFound(...) from exc`` so callers never have to know which backend is in use.
+
+Each class carries a CLI exit code (``exit_code``): 3 not found, 4 conflict, 2 bad input,
+1 anything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class GravelerError(Exception):
+    """Base class of every error graveler raises on purpose."""
+
+    exit_code = 1
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+
+class InvalidArgument(GravelerError, ValueError):
+    """The caller passed something malformed; nothing was changed."""
+
+    exit_code = 2
+
+
+class InvalidName(InvalidArgument):
+    """A repository, branch or tag name breaks the naming rules."""
+
+
+class InvalidKey(InvalidArgument):
+    """An object key (path) is empty, too long, not UTF-8, contains NUL, or escapes its root."""
+
+
+class InvalidRef(InvalidArgument):
+    """A ref expression cannot be parsed."""
+
+
+class InvalidURI(InvalidArgument):
+    """A ``graveler://`` / ``lakefs://`` / storage URI cannot be parsed or is not supported."""
+
+
+# --- missing things ----------------------------------------------------------------------------
+
+
+class NotFound(GravelerError, LookupError):
+    """Something that was asked for does not exist."""
+
+    exit_code = 3
+
+
+class ObjectNotFound(NotFound):
+    """No object at this key (in an object store, or at a path in a ref)."""
+
+
+class RepositoryNotFound(NotFound):
+    pass
+
+
+class BranchNotFound(NotFound):
+    pass
+
+
+class TagNotFound(NotFound):
+    pass
+
+
+class CommitNotFound(NotFound):
+    pass
+
+
+class RefNotFound(NotFound):
+    """A ref expression is well formed but resolves to nothing (or to more than one commit)."""
+
+
+# --- conflicts ---------------------------------------------------------------------------------
+
+
+class Conflict(GravelerError):
+    """The operation collides with the current state; retrying as-is will not help."""
+
+    exit_code = 4
+
+
+class AlreadyExists(Conflict):
+    """A name is taken (repository, branch, tag)."""
+
+
+class MergeConflict(Conflict):
+    """A three-way merge found keys changed differently on both sides."""
+
+    def __init__(self, keys: Sequence[bytes | str], message: str | None = None) -> None:
+        self.keys: list[str] = [
+            k.decode("utf-8", "replace") if isinstance(k, bytes) else k for k in keys
+        ]
+        shown = ", ".join(self.keys[:10]) + (" ..." if len(self.keys) > 10 else "")
+        super().__init__(
+            message
+            or f"merge conflict on {len(self.keys)} key(s): {shown}; "
+            "retry with strategy 'dest-wins' or 'source-wins', or resolve on a branch"
+        )
+
+
+class BranchMoved(Conflict):
+    """A compare-and-swap on a branch lost its race (after all retries, when raised publicly)."""
+
+
+class ProtectedBranch(Conflict):
+    """The branch is protected: it accepts merges only, no direct writes or commits."""
+
+
+class NoChanges(Conflict):
+    """A commit (or merge) would not change anything."""
+
+
+class DirtyBranch(Conflict):
+    """The branch has uncommitted changes that the operation would silently drop."""
+
+
+# --- storage and integrity ---------------------------------------------------------------------
+
+
+class StorageError(GravelerError):
+    """An object store or database failed in a way graveler could not retry around."""
+
+
+class CorruptFile(GravelerError):
+    """A stored file is damaged: bad magic, bad block checksum, truncation, or a content hash
+    that does not match its name. Corrupt data is never served."""
+
+
+class UnsupportedFormat(CorruptFile):
+    """A file declares a format version this build of graveler does not understand."""

@@ -1,0 +1,78 @@
+"""Plain value types shared by every layer: repositories, branches, tags, commits, staged entries.
+
+They carry no behaviour beyond validation-free construction; names are validated in
+:mod:`graveler.validate`, commit IDs are computed in :mod:`graveler.commits`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+#: The metarange ID of the empty tree. No file is written for it.
+EMPTY_METARANGE_ID = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RangeSettings:
+    """Where the committed-tree writer cuts ranges (see ``graveler.committed.splitter``)."""
+
+    min_size: int
+    max_size: int
+    raggedness: int
+
+
+@dataclass(frozen=True, slots=True)
+class Repository:
+    name: str
+    storage_namespace: str  # URI: file:///..., s3://bucket/prefix, mem://name
+    default_branch: str
+    creation_date: datetime
+    range_settings: RangeSettings
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """A mutable pointer to a commit plus its staging area.
+
+    ``staging_token`` receives new writes; ``sealed_tokens`` (newest first) hold writes that a
+    commit in progress is turning into a tree. Reads see staging, then sealed, then the commit.
+    """
+
+    name: str
+    commit_id: str
+    staging_token: str
+    sealed_tokens: tuple[str, ...] = ()
+    protected: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    name: str
+    commit_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    id: str
+    parents: tuple[str, ...]
+    metarange_id: str
+    message: str
+    committer: str
+    creation_date: datetime  # timezone-aware UTC, microsecond resolution
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    generation: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class StagedEntry:
+    """One staged change: a value (identity + encoded entry) or a tombstone (both None)."""
+
+    key: bytes
+    identity: bytes | None
+    value: bytes | None
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.identity is None

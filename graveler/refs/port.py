@@ -1,0 +1,123 @@
+"""Ports for the mutable half of graveler: refs (repositories, branches, tags, commits) and
+per-branch staging areas. One SQL implementation (``graveler.refs.sql``) serves SQLite and
+PostgreSQL; the conformance suite in ``tests/refs/`` runs against both.
+
+Concurrency contracts:
+
+* ``update_branch`` is a compare-and-swap on the whole branch row (commit_id, staging_token,
+  sealed_tokens, protected): it raises :class:`BranchMoved` when the stored row differs from
+  ``expected``.
+* ``stage`` resolves the branch's *current* staging token and writes the entries under it in
+  one transaction that excludes a concurrent ``update_branch`` of the same branch (row lock in
+  PostgreSQL, the database write lock in SQLite). So a write racing a commit's seal lands
+  either in the sealed token (and in that commit) or in the fresh token (staged for the next),
+  never in a token nobody will read.
+* Reads of staging (``get_staged``, ``iter_staged``) see committed transactions only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Protocol
+
+from graveler.model import Branch, Commit, Repository, StagedEntry, Tag
+
+
+class RefStore(Protocol):
+    # repositories ------------------------------------------------------------------------------
+    def create_repository(self, repo: Repository, initial_commit: Commit, branch: Branch) -> None:
+        """Create the repository, its initial commit and default branch atomically.
+        Raises AlreadyExists if the name is taken."""
+        ...
+
+    def get_repository(self, name: str) -> Repository:
+        """Raises RepositoryNotFound."""
+        ...
+
+    def list_repositories(self) -> list[Repository]:
+        """All repositories sorted by name."""
+        ...
+
+    def delete_repository(self, name: str) -> None:
+        """Delete the repository with all its branches, tags, commits and staged entries."""
+        ...
+
+    # branches ----------------------------------------------------------------------------------
+    def create_branch(self, repo: str, branch: Branch) -> None:
+        """Raises AlreadyExists (name taken), RepositoryNotFound."""
+        ...
+
+    def get_branch(self, repo: str, name: str) -> Branch:
+        """Raises BranchNotFound."""
+        ...
+
+    def list_branches(self, repo: str) -> list[Branch]:
+        """Sorted by name."""
+        ...
+
+    def update_branch(self, repo: str, expected: Branch, new: Branch) -> None:
+        """Compare-and-swap ``expected`` -> ``new`` (same name). Raises BranchMoved or
+        BranchNotFound."""
+        ...
+
+    def delete_branch(self, repo: str, name: str) -> Branch:
+        """Delete and return the branch row (its tokens are for the caller to drop)."""
+        ...
+
+    # tags --------------------------------------------------------------------------------------
+    def create_tag(self, repo: str, tag: Tag) -> None:
+        """Raises AlreadyExists."""
+        ...
+
+    def get_tag(self, repo: str, name: str) -> Tag:
+        """Raises TagNotFound."""
+        ...
+
+    def list_tags(self, repo: str) -> list[Tag]:
+        ...
+
+    def delete_tag(self, repo: str, name: str) -> None:
+        """Raises TagNotFound."""
+        ...
+
+    # commits -----------------------------------------------------------------------------------
+    def add_commit(self, repo: str, commit: Commit) -> None:
+        """Insert a commit; inserting an identical ID again is a no-op (IDs are content hashes)."""
+        ...
+
+    def get_commit(self, repo: str, commit_id: str) -> Commit:
+        """Raises CommitNotFound."""
+        ...
+
+    def commits_with_prefix(self, repo: str, prefix: str, limit: int = 2) -> list[str]:
+        """Up to ``limit`` commit IDs starting with ``prefix`` (for unique-prefix resolution)."""
+        ...
+
+    def iter_commits(self, repo: str) -> Iterator[Commit]:
+        """Every commit of the repository (unordered); used by GC and fsck."""
+        ...
+
+
+class StagingStore(Protocol):
+    def stage(self, repo: str, branch: str, entries: Iterable[StagedEntry]) -> str:
+        """Write entries (values or tombstones; last write per key wins) under the branch's
+        current staging token in one transaction; return that token. Raises BranchNotFound."""
+        ...
+
+    def get_staged(self, token: str, key: bytes) -> StagedEntry | None:
+        """The entry staged for ``key`` under ``token`` (possibly a tombstone), or None."""
+        ...
+
+    def iter_staged(
+        self, token: str, start: bytes = b"", prefix: bytes = b"", batch_size: int = 10_000
+    ) -> Iterator[StagedEntry]:
+        """Entries of ``token`` with key >= start and starting with prefix, in bytewise key
+        order, streamed in batches (memory bounded by ``batch_size``)."""
+        ...
+
+    def count_staged(self, token: str) -> int:
+        ...
+
+    def drop_tokens(self, tokens: Sequence[str], prefix: bytes = b"") -> None:
+        """Delete every entry of the given tokens (only keys under ``prefix`` when given)."""
+        ...
