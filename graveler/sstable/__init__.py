@@ -1,0 +1,3 @@
+from graveler.sstable.reader import SstReader
+from graveler.sstable.writer import SstWriter
+__all__ = ["SstReader", "SstWriter"]
