@@ -1,0 +1,117 @@
+"""diff: the record-level differences between two trees, skipping ranges they share.
+
+Both trees are walked with :class:`TreeIterator`. Two range headers with the same ID are
+skipped without opening either; a range lying wholly before the other side's position is
+reported whole (all removed, or all added); anything else is opened and compared record by
+record. Records are equal when key and identity are equal. Output is in key order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from enum import StrEnum
+from typing import NamedTuple
+
+from graveler.committed.files import TreeFiles
+from graveler.committed.iterator import TreeIterator
+from graveler.committed.record import RangeInfo, ValueRecord
+
+
+class DiffType(StrEnum):
+    ADDED = "added"
+    REMOVED = "removed"
+    CHANGED = "changed"
+
+
+class DiffEntry(NamedTuple):
+    type: DiffType
+    key: bytes
+    left: ValueRecord | None
+    right: ValueRecord | None
+
+
+def diff_trees(
+    files: TreeFiles, left: Sequence[RangeInfo], right: Sequence[RangeInfo]
+) -> Iterator[DiffEntry]:
+    """Differences turning ``left`` into ``right``."""
+    lit, rit = TreeIterator(files, left), TreeIterator(files, right)
+    while lit.valid and rit.valid:
+        lh, rh = lit.header, rit.header
+        if lh is not None and rh is not None:
+            yield from _both_headers(lit, rit, lh, rh)
+        elif lh is not None:
+            yield from _header_vs_record(lit, rit, lh, DiffType.REMOVED)
+        elif rh is not None:
+            yield from _header_vs_record(rit, lit, rh, DiffType.ADDED)
+        else:
+            yield from _both_records(lit, rit)
+    yield from _rest(lit, DiffType.REMOVED)
+    yield from _rest(rit, DiffType.ADDED)
+
+
+def _both_headers(
+    lit: TreeIterator, rit: TreeIterator, lh: RangeInfo, rh: RangeInfo
+) -> Iterator[DiffEntry]:
+    if lh.id == rh.id:
+        lit.next_range()
+        rit.next_range()
+    elif lh.max_key < rh.min_key:
+        yield from _whole(lit, DiffType.REMOVED)
+    elif rh.max_key < lh.min_key:
+        yield from _whole(rit, DiffType.ADDED)
+    else:
+        lit.next()
+        rit.next()
+
+
+def _header_vs_record(
+    hit: TreeIterator, recit: TreeIterator, header: RangeInfo, header_side: DiffType
+) -> Iterator[DiffEntry]:
+    """One side on a header, the other on a record."""
+    rec = recit.record
+    assert rec is not None
+    if header.max_key < rec.key:
+        yield from _whole(hit, header_side)
+    elif header.min_key > rec.key:
+        yield _single(rec, _other(header_side))
+        recit.next()
+    else:
+        hit.next()
+
+
+def _both_records(lit: TreeIterator, rit: TreeIterator) -> Iterator[DiffEntry]:
+    lrec, rrec = lit.record, rit.record
+    assert lrec is not None and rrec is not None
+    if lrec.key == rrec.key:
+        if lrec.identity != rrec.identity:
+            yield DiffEntry(DiffType.CHANGED, lrec.key, lrec, rrec)
+        lit.next()
+        rit.next()
+    elif lrec.key < rrec.key:
+        yield DiffEntry(DiffType.REMOVED, lrec.key, lrec, None)
+        lit.next()
+    else:
+        yield DiffEntry(DiffType.ADDED, rrec.key, None, rrec)
+        rit.next()
+
+
+def _whole(it: TreeIterator, side: DiffType) -> Iterator[DiffEntry]:
+    """Report every record of the range under the header and move past it."""
+    for r in it.range_records():
+        yield _single(r, side)
+    it.next_range()
+
+
+def _rest(it: TreeIterator, side: DiffType) -> Iterator[DiffEntry]:
+    for rec in it.records():
+        yield _single(rec, side)
+
+
+def _single(rec: ValueRecord, side: DiffType) -> DiffEntry:
+    if side is DiffType.ADDED:
+        return DiffEntry(DiffType.ADDED, rec.key, None, rec)
+    return DiffEntry(DiffType.REMOVED, rec.key, rec, None)
+
+
+def _other(side: DiffType) -> DiffType:
+    return DiffType.ADDED if side is DiffType.REMOVED else DiffType.REMOVED

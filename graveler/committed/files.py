@@ -1,0 +1,203 @@
+"""Reading and writing range and metarange files of one storage namespace.
+
+Files live at ``<namespace>/_graveler/<id>`` where ``id`` is the content address computed by
+:class:`graveler.committed.record.FileHasher`. Reads go through the shared
+:class:`TieredCache`; every decode recomputes the ID from the decoded entries and refuses a
+mismatch with :class:`CorruptFile`, so damaged bytes are never served.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from bisect import bisect_left
+from collections.abc import Sequence
+
+from graveler.committed.cache import TieredCache
+from graveler.committed.record import (
+    METARANGE_KIND,
+    RANGE_KIND,
+    RangeInfo,
+    ValueRecord,
+    decode_range_info,
+    decode_range_values,
+    encode_range_info,
+    file_id,
+)
+from graveler.errors import CorruptFile, GravelerError, ObjectNotFound
+from graveler.model import EMPTY_METARANGE_ID
+from graveler.objectstore.port import ObjectStore
+from graveler.sstable import SstReader, SstWriter
+
+TREE_PREFIX = "_graveler/"
+_RECORD_OVERHEAD = 120  # bytes of Python object overhead per decoded record (RAM cost estimate)
+
+
+class RangeData:
+    """A decoded range: records in key order plus a key index for point lookups."""
+
+    __slots__ = ("id", "index", "keys", "nbytes", "records")
+
+    def __init__(self, range_id: str, keys: list[bytes], records: list[ValueRecord], nbytes: int):
+        self.id = range_id
+        self.keys = keys
+        self.records = records
+        self.index: dict[bytes, ValueRecord] = dict(zip(keys, records, strict=True))
+        self.nbytes = nbytes
+
+    def seek(self, key: bytes) -> int:
+        """Position of the first record with key >= ``key``."""
+        return bisect_left(self.keys, key)
+
+
+class MetarangeData:
+    """A decoded metarange: range descriptors in key order."""
+
+    __slots__ = ("id", "max_keys", "ranges")
+
+    def __init__(self, metarange_id: str, ranges: list[RangeInfo]) -> None:
+        self.id = metarange_id
+        self.ranges = ranges
+        self.max_keys = [r.max_key for r in ranges]
+
+    def range_for(self, key: bytes) -> int:
+        """Index of the only range that may hold ``key`` (== len(ranges) when past the end)."""
+        return bisect_left(self.max_keys, key)
+
+
+EMPTY_METARANGE = MetarangeData(EMPTY_METARANGE_ID, [])
+
+
+class TreeFiles:
+    """Range/metarange file access for one storage namespace."""
+
+    def __init__(self, store: ObjectStore, cache: TieredCache, scratch_dir: str | None = None):
+        self.store = store
+        self.cache = cache
+        self.scratch_dir = scratch_dir or _default_scratch(cache)
+        os.makedirs(self.scratch_dir, exist_ok=True)
+        self.files_written = 0
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def range(self, range_id: str) -> RangeData:
+        return self.cache.get(
+            range_id,
+            lambda: self._fetch(range_id),
+            lambda data: decode_range_file(range_id, data),
+            _range_cost,
+        )
+
+    def metarange(self, metarange_id: str) -> MetarangeData:
+        if metarange_id == EMPTY_METARANGE_ID:
+            return EMPTY_METARANGE
+        return self.cache.get(
+            metarange_id,
+            lambda: self._fetch(metarange_id),
+            lambda data: decode_metarange_file(metarange_id, data),
+            lambda m: 64 + 200 * len(m.ranges),
+        )
+
+    def _fetch(self, fid: str) -> bytes:
+        try:
+            return self.store.get(TREE_PREFIX + fid)
+        except ObjectNotFound as exc:
+            raise ObjectNotFound(
+                f"tree file {fid} is missing from {self.store.uri}/{TREE_PREFIX}; "
+                "the repository's storage namespace is damaged (run fsck)"
+            ) from exc
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def write_range(
+        self, keys: list[bytes], values: list[bytes], records: list[ValueRecord], size: int
+    ) -> RangeInfo:
+        """Write one range file (``values`` are encoded SST values of ``records``)."""
+        rid = file_id(RANGE_KIND, keys, values)
+        self._write_file(rid, keys, values)
+        self.cache.put_decoded(rid, RangeData(rid, keys, records, size), _cost(size, len(keys)))
+        return RangeInfo(rid, keys[0], keys[-1], len(keys), size)
+
+    def write_metarange(self, ranges: Sequence[RangeInfo]) -> str:
+        """Write the metarange of ``ranges`` (key order); the empty tree has ID ``""``."""
+        if not ranges:
+            return EMPTY_METARANGE_ID
+        keys = [r.max_key for r in ranges]
+        values = [encode_range_info(r) for r in ranges]
+        mid = file_id(METARANGE_KIND, keys, values)
+        self._write_file(mid, keys, values)
+        self.cache.put_decoded(mid, MetarangeData(mid, list(ranges)), 64 + 200 * len(ranges))
+        return mid
+
+    def _write_file(self, fid: str, keys: list[bytes], values: list[bytes]) -> None:
+        fd, path = tempfile.mkstemp(dir=self.scratch_dir, prefix=".tmp-", suffix=".sst")
+        os.close(fd)
+        writer = SstWriter(path)
+        try:
+            for k, v in zip(keys, values, strict=True):
+                writer.add(k, v)
+            writer.finish()
+            with open(path, "rb") as fh:
+                data = fh.read()
+            self.store.put(TREE_PREFIX + fid, data)
+            self.cache.put_bytes(fid, data)
+        finally:
+            writer.abort()
+        self.files_written += 1
+
+    # --- verification --------------------------------------------------------------------------
+
+    def verify_stored(self, fid: str, kind: str) -> None:
+        """Fetch ``fid`` from the store (bypassing caches) and check it; raises CorruptFile."""
+        data = self._fetch(fid)
+        if kind == "range":
+            decode_range_file(fid, data)
+        else:
+            decode_metarange_file(fid, data)
+
+
+def decode_range_file(range_id: str, data: bytes) -> RangeData:
+    keys, values = _read_sst(range_id, data)
+    _check_id(range_id, RANGE_KIND, keys, values)
+    records = decode_range_values(keys, values)
+    size = sum(map(len, keys)) + sum(map(len, values))
+    return RangeData(range_id, keys, records, size)
+
+
+def decode_metarange_file(metarange_id: str, data: bytes) -> MetarangeData:
+    keys, values = _read_sst(metarange_id, data)
+    _check_id(metarange_id, METARANGE_KIND, keys, values)
+    return MetarangeData(
+        metarange_id, [decode_range_info(k, v) for k, v in zip(keys, values, strict=True)]
+    )
+
+
+def _read_sst(fid: str, data: bytes) -> tuple[list[bytes], list[bytes]]:
+    try:
+        return SstReader.from_bytes(data).read_all()
+    except CorruptFile as exc:
+        raise CorruptFile(f"tree file {fid}: {exc}") from exc
+    except GravelerError:
+        raise
+    except Exception as exc:  # a reader bug on hostile bytes must still surface as corruption
+        raise CorruptFile(f"tree file {fid}: undecodable ({exc})") from exc
+
+
+def _check_id(fid: str, kind: bytes, keys: list[bytes], values: list[bytes]) -> None:
+    actual = file_id(kind, keys, values)
+    if actual != fid:
+        raise CorruptFile(f"tree file {fid}: content hashes to {actual}; refusing to serve it")
+
+
+def _cost(size: int, count: int) -> int:
+    return size + _RECORD_OVERHEAD * count
+
+
+def _range_cost(r: RangeData) -> int:
+    return _cost(r.nbytes, len(r.keys))
+
+
+def _default_scratch(cache: TieredCache) -> str:
+    if cache.directory is not None:
+        return os.path.join(cache.directory, "scratch")
+    return os.path.join(tempfile.gettempdir(), "graveler-scratch")

@@ -1,0 +1,132 @@
+"""CommittedManager: the committed-data half of graveler for one storage namespace.
+
+A thin facade over :class:`TreeFiles` and the tree algorithms. Trees are named by metarange
+ID (``""`` is the empty tree). Everything here is immutable: writing returns new IDs.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
+
+from graveler.committed.apply import ApplySummary, Change, apply_changes
+from graveler.committed.cache import TieredCache
+from graveler.committed.diff import DiffEntry, diff_trees
+from graveler.committed.files import TreeFiles
+from graveler.committed.iterator import TreeIterator
+from graveler.committed.merge import MergeStrategy, merge_trees
+from graveler.committed.record import RangeInfo, ValueRecord
+from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
+from graveler.model import EMPTY_METARANGE_ID, RangeSettings
+from graveler.objectstore.port import ObjectStore
+
+
+class CommittedManager:
+    def __init__(
+        self,
+        store: ObjectStore,
+        cache: TieredCache,
+        settings: RangeSettings = DEFAULT_RANGE_SETTINGS,
+    ) -> None:
+        self.settings = validate_settings(settings)
+        self.files = TreeFiles(store, cache)
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def ranges(self, metarange_id: str) -> list[RangeInfo]:
+        return self.files.metarange(metarange_id).ranges
+
+    def get(self, metarange_id: str, key: bytes) -> ValueRecord | None:
+        """The record at ``key``, or None. Two in-memory lookups on a warm cache."""
+        meta = self.files.metarange(metarange_id)
+        i = meta.range_for(key)
+        if i >= len(meta.ranges):
+            return None
+        rng = meta.ranges[i]
+        if key < rng.min_key:
+            return None
+        return self.files.range(rng.id).index.get(key)
+
+    def get_many(self, metarange_id: str, keys: Iterable[bytes]) -> dict[bytes, ValueRecord]:
+        """Records of the keys that exist; keys are grouped by range so each range is
+        consulted once."""
+        meta = self.files.metarange(metarange_id)
+        ranges, max_keys = meta.ranges, meta.max_keys
+        by_range: dict[int, list[bytes]] = {}
+
+        for key in keys:
+            by_range.setdefault(bisect_left(max_keys, key), []).append(key)
+        found: dict[bytes, ValueRecord] = {}
+        n = len(ranges)
+        for i, group in by_range.items():
+            if i >= n:
+                continue
+            index = self.files.range(ranges[i].id).index
+            for key, rec in zip(group, map(index.get, group), strict=True):
+                if rec is not None:
+                    found[key] = rec
+        return found
+
+    def iterate(
+        self, metarange_id: str, start: bytes = b"", prefix: bytes = b""
+    ) -> Iterator[ValueRecord]:
+        """Records with key >= max(start, prefix) that start with ``prefix``, in key order."""
+        it = TreeIterator(self.files, self.ranges(metarange_id))
+        it.seek_ge(max(start, prefix))
+        for rec in it.records():
+            if not rec.key.startswith(prefix):
+                return
+            yield rec
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def write_records(self, records: Iterable[ValueRecord]) -> tuple[str, ApplySummary]:
+        """Build a tree from key-ordered records (import / bulk load)."""
+        return self.apply(EMPTY_METARANGE_ID, (Change(r.key, r) for r in records))
+
+    def apply(self, base_id: str, changes: Iterable[Change]) -> tuple[str, ApplySummary]:
+        """New tree = ``base_id`` with key-ordered ``changes`` applied."""
+        return apply_changes(self.files, self.settings, self.ranges(base_id), changes)
+
+    def diff(self, left_id: str, right_id: str) -> Iterator[DiffEntry]:
+        """Differences turning ``left_id`` into ``right_id``, in key order."""
+        if left_id == right_id:
+            return iter(())
+        return diff_trees(self.files, self.ranges(left_id), self.ranges(right_id))
+
+    def merge(
+        self,
+        base_id: str,
+        source_id: str,
+        dest_id: str,
+        strategy: MergeStrategy | str | None = None,
+    ) -> tuple[str, ApplySummary]:
+        """Three-way merge; raises MergeConflict. Trivial cases never touch ranges."""
+        strat = MergeStrategy.parse(strategy)
+        if source_id in (base_id, dest_id):
+            return dest_id, ApplySummary()
+        if dest_id == base_id:
+            return source_id, _summary_of(self.diff(dest_id, source_id))
+        return merge_trees(
+            self.files,
+            self.settings,
+            self.ranges(base_id),
+            self.ranges(source_id),
+            self.ranges(dest_id),
+            strat,
+        )
+
+
+def _summary_of(entries: Iterable[DiffEntry]) -> ApplySummary:
+    summary = ApplySummary()
+    for e in entries:
+        if e.left is None:
+            summary.added += 1
+        elif e.right is None:
+            summary.removed += 1
+        else:
+            summary.changed += 1
+    return summary
+
+
+__all__ = ["ApplySummary", "Change", "CommittedManager", "MergeStrategy", "ValueRecord"]

@@ -1,0 +1,179 @@
+"""Model-based tests: the committed tree against a plain dict.
+
+Trees are built and changed with random change sets under several range settings (including
+tiny ``max_size`` so almost every record is its own range); every read (get, get_many, iterate
+with start/prefix), diff and merge must agree with the same operations on dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graveler.committed.apply import Change
+from graveler.committed.diff import DiffType
+from graveler.committed.manager import CommittedManager
+from graveler.committed.merge import MergeStrategy
+from graveler.errors import MergeConflict
+from graveler.model import RangeSettings
+from tests.committed.conftest import make_record
+
+SETTINGS = [
+    RangeSettings(min_size=0, max_size=1, raggedness=1),  # one record per range
+    RangeSettings(min_size=0, max_size=200, raggedness=3),
+    RangeSettings(min_size=150, max_size=600, raggedness=4),
+    RangeSettings(min_size=0, max_size=1 << 20, raggedness=1 << 30),  # one big range
+]
+
+keys = st.binary(min_size=1, max_size=6).map(lambda b: b"k/" + b)
+contents = st.sampled_from([b"a", b"b", b"c"])
+trees = st.dictionaries(keys, contents, max_size=60)
+change_sets = st.dictionaries(keys, st.one_of(st.none(), contents), max_size=25)
+HYP = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+Model = dict[bytes, bytes]
+
+
+def build(cm: CommittedManager, model: Model) -> str:
+    mid, _ = cm.write_records(make_record(k, model[k]) for k in sorted(model))
+    return mid
+
+
+def as_model(cm: CommittedManager, mid: str) -> Model:
+    inv = {make_record(b"x", c).identity: c for c in (b"a", b"b", b"c")}
+    return {r.key: inv[r.identity] for r in cm.iterate(mid)}
+
+
+def applied(model: Model, changes: dict[bytes, bytes | None]) -> Model:
+    out = dict(model)
+    for k, v in changes.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
+def to_changes(changes: dict[bytes, bytes | None]) -> list[Change]:
+    return [Change(k, None if v is None else make_record(k, v)) for k, v in sorted(changes.items())]
+
+
+@HYP
+@given(model=trees, changes=change_sets, which=st.sampled_from(SETTINGS))
+def test_apply_matches_model_and_is_history_independent(
+    manager_factory: Callable[..., CommittedManager], model, changes, which
+):
+    cm = manager_factory(which)
+    base = build(cm, model)
+    new, summary = cm.apply(base, to_changes(changes))
+    want = applied(model, changes)
+    assert as_model(cm, new) == want
+    assert new == build(cm, want)  # same records => same metarange ID, whatever the history
+    assert summary.changes == sum(
+        1
+        for k, v in changes.items()
+        if (v is None and k in model) or (v is not None and model.get(k) != v)
+    )
+
+
+@HYP
+@given(model=trees, probes=st.lists(keys, max_size=20), which=st.sampled_from(SETTINGS))
+def test_lookups_match_model(manager_factory, model, probes, which):
+    cm = manager_factory(which)
+    mid = build(cm, model)
+    probes = probes + list(model)[:10]
+    for k in probes:
+        rec = cm.get(mid, k)
+        assert (rec is not None) == (k in model)
+        if rec is not None:
+            assert rec.identity == make_record(k, model[k]).identity
+    found = cm.get_many(mid, probes)
+    assert set(found) == {k for k in probes if k in model}
+
+
+@HYP
+@given(model=trees, start=keys, prefix=st.binary(max_size=3).map(lambda b: b"k/" + b))
+def test_iterate_from_and_prefix_match_model(manager_factory, model, start, prefix):
+    cm = manager_factory(SETTINGS[1])
+    mid = build(cm, model)
+    got = [r.key for r in cm.iterate(mid, start=start)]
+    assert got == sorted(k for k in model if k >= start)
+    got = [r.key for r in cm.iterate(mid, prefix=prefix)]
+    assert got == sorted(k for k in model if k.startswith(prefix))
+
+
+@HYP
+@given(left=trees, changes=change_sets, which=st.sampled_from(SETTINGS))
+def test_diff_matches_model(manager_factory, left, changes, which):
+    cm = manager_factory(which)
+    right = applied(left, changes)
+    lid, rid = build(cm, left), build(cm, right)
+    got = [(e.type, e.key) for e in cm.diff(lid, rid)]
+    want = []
+    for k in sorted(set(left) | set(right)):
+        if k not in right:
+            want.append((DiffType.REMOVED, k))
+        elif k not in left:
+            want.append((DiffType.ADDED, k))
+        elif left[k] != right[k]:
+            want.append((DiffType.CHANGED, k))
+    assert got == want
+
+
+def model_merge(base: Model, src: Model, dst: Model, strategy: MergeStrategy):
+    out, conflicts = dict(dst), []
+    for k in sorted(set(base) | set(src) | set(dst)):
+        b, s, d = base.get(k), src.get(k), dst.get(k)
+        if s == b or s == d:
+            continue
+        if d == b or strategy is MergeStrategy.SOURCE_WINS:
+            if s is None:
+                out.pop(k, None)
+            else:
+                out[k] = s
+        elif strategy is MergeStrategy.NONE:
+            conflicts.append(k)
+    return out, conflicts
+
+
+@HYP
+@given(
+    base=trees,
+    src_changes=change_sets,
+    dst_changes=change_sets,
+    strategy=st.sampled_from(list(MergeStrategy)),
+    which=st.sampled_from(SETTINGS),
+)
+def test_merge_matches_model(manager_factory, base, src_changes, dst_changes, strategy, which):
+    cm = manager_factory(which)
+    src, dst = applied(base, src_changes), applied(base, dst_changes)
+    want, conflicts = model_merge(base, src, dst, strategy)
+    bid, sid, did = build(cm, base), build(cm, src), build(cm, dst)
+    try:
+        merged, _ = cm.merge(bid, sid, did, strategy)
+    except MergeConflict as err:
+        assert conflicts, "merge raised a conflict the model does not have"
+        assert err.keys == [k.decode("utf-8", "replace") for k in conflicts]
+        return
+    assert not conflicts, f"model expects conflicts on {conflicts}"
+    assert as_model(cm, merged) == want
+    assert merged == build(cm, want)
+
+
+@HYP
+@given(
+    history=st.lists(change_sets, min_size=1, max_size=6),
+    which=st.sampled_from(SETTINGS[1:3]),
+)
+def test_any_commit_sequence_gives_the_canonical_tree(manager_factory, history, which):
+    """Property: the metarange ID is a function of the final records only."""
+    cm = manager_factory(which)
+    mid, model = build(cm, {}), {}
+    for changes in history:
+        mid, _ = cm.apply(mid, to_changes(changes))
+        model = applied(model, changes)
+    assert mid == build(cm, model)
