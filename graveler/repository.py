@@ -1,0 +1,381 @@
+"""The Repository facade: refs, branches, tags and objects of one repository.
+
+Versioning operations that build trees (commit, merge, revert, reset, diff, log) live in
+:mod:`graveler.operations` and are exposed here as thin methods.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, BinaryIO
+
+from graveler import entry as entries
+from graveler import operations, validate
+from graveler.commits import first_parent_log
+from graveler.committed.manager import CommittedManager
+from graveler.entry import ObjectEntry
+from graveler.errors import (
+    AlreadyExists,
+    BranchNotFound,
+    CommitNotFound,
+    InvalidArgument,
+    ObjectNotFound,
+    ProtectedBranch,
+    RefNotFound,
+    TagNotFound,
+)
+from graveler.listing import ListingPage, list_page
+from graveler.model import Branch, Commit, StagedEntry, Tag
+from graveler.model import Repository as RepositoryInfo
+from graveler.objects import HashingReader, full_address, new_physical_address, normalize_address
+from graveler.objectstore.port import ObjectStore
+from graveler.refexpr import looks_like_commit_prefix, parse_ref
+from graveler.staging import branch_records, branch_tokens, staged_lookup
+
+if TYPE_CHECKING:
+    from graveler.client import Graveler
+    from graveler.transaction import Transaction
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRef:
+    """What a ref expression points at. ``branch`` is set for a plain branch name, whose
+    reads include the branch's staged changes."""
+
+    commit: Commit
+    branch: Branch | None = None
+
+
+def new_staging_token(repo: str, branch: str) -> str:
+    return f"{repo}/{branch}/{uuid.uuid4().hex}"
+
+
+class Repository:
+    def __init__(self, client: Graveler, info: RepositoryInfo) -> None:
+        self.client = client
+        self.info = info
+        self.name = info.name
+        self.refs = client.metadata
+        self.staging = client.metadata
+        self.store: ObjectStore = client.object_store(info.storage_namespace)
+        self.committed = CommittedManager(self.store, client.cache, info.range_settings)
+
+    def __repr__(self) -> str:
+        return f"Repository({self.name!r}, namespace={self.info.storage_namespace!r})"
+
+    # --- refs -----------------------------------------------------------------------------------
+
+    def get_commit(self, commit_id: str) -> Commit:
+        return self.refs.get_commit(self.name, commit_id)
+
+    def resolve(self, ref: str) -> ResolvedRef:
+        """Resolve a ref expression (branch, tag, commit ID or prefix, then ~N / ^N)."""
+        expr = parse_ref(ref)
+        resolved = self._resolve_base(expr.base)
+        if expr.is_plain:
+            return resolved
+        commit = resolved.commit
+        for op, n in expr.modifiers:
+            commit = self._walk(commit, op, n, ref)
+        return ResolvedRef(commit)
+
+    def _resolve_base(self, base: str) -> ResolvedRef:
+        if len(base) == 64 and looks_like_commit_prefix(base):
+            try:
+                return ResolvedRef(self.get_commit(base))
+            except CommitNotFound:
+                pass
+        try:
+            branch = self.refs.get_branch(self.name, base)
+            return ResolvedRef(self.get_commit(branch.commit_id), branch)
+        except BranchNotFound:
+            pass
+        try:
+            return ResolvedRef(self.get_commit(self.refs.get_tag(self.name, base).commit_id))
+        except TagNotFound:
+            pass
+        if looks_like_commit_prefix(base):
+            found = self.refs.commits_with_prefix(self.name, base, limit=2)
+            if len(found) == 1:
+                return ResolvedRef(self.get_commit(found[0]))
+            if len(found) > 1:
+                raise RefNotFound(f"commit prefix {base!r} is ambiguous in {self.name}")
+        raise RefNotFound(
+            f"{base!r} is not a branch, tag or commit of repository {self.name!r}"
+        )
+
+    def _walk(self, commit: Commit, op: str, n: int, ref: str) -> Commit:
+        if op == "~":
+            for _ in range(n):
+                if not commit.parents:
+                    raise RefNotFound(f"{ref!r} goes past the first commit")
+                commit = self.get_commit(commit.parents[0])
+            return commit
+        if n == 0:
+            return commit
+        if n > len(commit.parents):
+            raise RefNotFound(f"{ref!r}: commit {commit.id[:12]} has no parent number {n}")
+        return self.get_commit(commit.parents[n - 1])
+
+    # --- branches -------------------------------------------------------------------------------
+
+    def create_branch(self, name: str, source: str | None = None) -> Branch:
+        validate.branch_name(name)
+        commit = self.resolve(source or self.info.default_branch).commit
+        branch = Branch(name, commit.id, new_staging_token(self.name, name))
+        self.refs.create_branch(self.name, branch)
+        return branch
+
+    def branch(self, name: str) -> Branch:
+        return self.refs.get_branch(self.name, name)
+
+    def list_branches(self) -> list[Branch]:
+        return self.refs.list_branches(self.name)
+
+    def delete_branch(self, name: str) -> None:
+        if name == self.info.default_branch:
+            raise InvalidArgument(
+                f"branch {name!r} is the default branch of {self.name!r} and cannot be deleted"
+            )
+        removed = self.refs.delete_branch(self.name, name)
+        self.staging.drop_tokens(branch_tokens(removed))
+
+    def protect_branch(self, name: str, protected: bool = True) -> Branch:
+        def change(b: Branch) -> Branch:
+            return replace(b, protected=protected)
+
+        return operations.update_branch(self, name, change)
+
+    # --- tags -----------------------------------------------------------------------------------
+
+    def create_tag(self, name: str, ref: str) -> Tag:
+        validate.tag_name(name)
+        try:
+            self.refs.get_branch(self.name, name)
+            raise AlreadyExists(f"{name!r} is already a branch of {self.name!r}")
+        except BranchNotFound:
+            pass
+        tag = Tag(name, self.resolve(ref).commit.id)
+        self.refs.create_tag(self.name, tag)
+        return tag
+
+    def list_tags(self) -> list[Tag]:
+        return self.refs.list_tags(self.name)
+
+    def delete_tag(self, name: str) -> None:
+        self.refs.delete_tag(self.name, name)
+
+    # --- writing objects ------------------------------------------------------------------------
+
+    def _writable(self, branch: str) -> Branch:
+        b = self.refs.get_branch(self.name, branch)
+        if b.protected:
+            raise ProtectedBranch(
+                f"branch {branch!r} is protected: write to another branch and merge into it"
+            )
+        return b
+
+    def put(
+        self,
+        branch: str,
+        path: str,
+        data: bytes | BinaryIO,
+        *,
+        content_type: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+    ) -> ObjectEntry:
+        """Stream ``data`` to a new physical address and stage it at ``path``."""
+        validate.object_key(path)
+        meta = validate.metadata(dict(metadata or {}))
+        self._writable(branch)
+        address = new_physical_address()
+        reader = HashingReader(data)
+        info = self.store.put(address, reader)  # type: ignore[arg-type]
+        entry = ObjectEntry(
+            path=path,
+            physical_address=address,
+            size=reader.size,
+            checksum=reader.hexdigest(),
+            mtime=info.mtime,
+            content_type=content_type or _guess_type(path),
+            metadata=meta,
+        )
+        self.staging.stage(self.name, branch, [entry.to_staged()])
+        return entry
+
+    def link(
+        self,
+        branch: str,
+        path: str,
+        physical_address: str,
+        *,
+        checksum: str | None = None,
+        size: int | None = None,
+        content_type: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+    ) -> ObjectEntry:
+        """Stage an object that already exists inside the namespace (no copy)."""
+        entry = self.make_linked_entry(
+            path, physical_address, checksum=checksum, size=size,
+            content_type=content_type, metadata=metadata,
+        )
+        self.stage_entries(branch, [entry])
+        return entry
+
+    def make_linked_entry(
+        self,
+        path: str,
+        physical_address: str,
+        *,
+        checksum: str | None = None,
+        size: int | None = None,
+        content_type: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+    ) -> ObjectEntry:
+        validate.object_key(path)
+        address = normalize_address(self.info.storage_namespace, physical_address)
+        info = self.store.stat(address)
+        if checksum is None:
+            with self.store.open(address) as fh:
+                reader = HashingReader(fh)
+                while reader.read(1 << 20):
+                    pass
+            checksum = reader.hexdigest()
+        return ObjectEntry(
+            path=path,
+            physical_address=address,
+            size=info.size if size is None else size,
+            checksum=checksum,
+            mtime=info.mtime,
+            content_type=content_type or _guess_type(path),
+            metadata=validate.metadata(dict(metadata or {})),
+        )
+
+    def stage_entries(self, branch: str, items: Iterable[ObjectEntry]) -> int:
+        """Stage many entries in one transaction; returns how many."""
+        self._writable(branch)
+        count = 0
+
+        def staged() -> Iterator[StagedEntry]:
+            nonlocal count
+            for e in items:
+                validate.object_key(e.path)
+                count += 1
+                yield e.to_staged()
+
+        self.staging.stage(self.name, branch, staged())
+        return count
+
+    def delete(self, branch: str, path: str) -> None:
+        """Stage the removal of ``path``; raises ObjectNotFound when it is not there."""
+        self.stat(branch, path)
+        self._writable(branch)
+        self.staging.stage(self.name, branch, [StagedEntry(validate.object_key(path), None, None)])
+
+    def delete_many(self, branch: str, paths: Iterable[str]) -> int:
+        self._writable(branch)
+        keys = [StagedEntry(validate.object_key(p), None, None) for p in paths]
+        self.staging.stage(self.name, branch, keys)
+        return len(keys)
+
+    # --- reading objects ------------------------------------------------------------------------
+
+    def stat(self, ref: str, path: str) -> ObjectEntry:
+        key = validate.object_key(path)
+        resolved = self.resolve(ref)
+        if resolved.branch is not None:
+            staged = staged_lookup(self.staging, branch_tokens(resolved.branch), key)
+            if staged is not None:
+                if staged.value is None:
+                    raise ObjectNotFound(f"{path!r} is deleted on branch {ref!r}")
+                return entries.decode(key, staged.value)
+        rec = self.committed.get(resolved.commit.metarange_id, key)
+        if rec is None:
+            raise ObjectNotFound(f"no object {path!r} at {ref!r} in {self.name!r}")
+        return entries.decode(key, rec.value)
+
+    def open(self, ref: str, path: str) -> BinaryIO:
+        """A streaming reader of the object's bytes."""
+        return self.store.open(self.stat(ref, path).physical_address)
+
+    def get(self, ref: str, path: str) -> bytes:
+        return self.store.get(self.stat(ref, path).physical_address)
+
+    def physical_uri(self, entry: ObjectEntry) -> str:
+        return full_address(self.info.storage_namespace, entry.physical_address)
+
+    def iter_objects(self, ref: str, prefix: str = "", after: str = "") -> Iterator[ObjectEntry]:
+        """Every object under ``prefix`` (recursive), in path order."""
+        for rec in self._records(ref, validate.prefix_key(prefix), after.encode()):
+            yield entries.decode(rec.key, rec.value)
+
+    def list(
+        self,
+        ref: str,
+        prefix: str = "",
+        *,
+        delimiter: str | None = "/",
+        after: str = "",
+        amount: int = 1000,
+    ) -> ListingPage:
+        """One page of objects and common prefixes under ``prefix``."""
+        pfx = validate.prefix_key(prefix)
+        return list_page(lambda start: self._records(ref, pfx, start), pfx, delimiter, after, amount)
+
+    def _records(self, ref: str, prefix: bytes, after: bytes) -> Iterator[entries.ValueRecord]:
+        resolved = self.resolve(ref)
+        start = after + b"\x00" if after else b""
+        mid = resolved.commit.metarange_id
+        if resolved.branch is None:
+            return self.committed.iterate(mid, start, prefix)
+        return branch_records(self.staging, self.committed, resolved.branch, mid, start, prefix)
+
+    # --- versioning (see graveler.operations) ---------------------------------------------------
+
+    def commit(self, branch: str, message: str, *, metadata: Mapping[str, str] | None = None,
+               committer: str | None = None, allow_empty: bool = False) -> Commit:
+        return operations.commit(self, branch, message, metadata=metadata,
+                                 committer=committer, allow_empty=allow_empty)
+
+    def merge(self, source: str, dest: str, *, strategy: str | None = None,
+              message: str | None = None, metadata: Mapping[str, str] | None = None,
+              committer: str | None = None, fast_forward: bool = True) -> Commit:
+        return operations.merge(self, source, dest, strategy=strategy, message=message,
+                                metadata=metadata, committer=committer, fast_forward=fast_forward)
+
+    def revert(self, branch: str, ref: str, *, parent_number: int | None = None,
+               committer: str | None = None) -> Commit:
+        return operations.revert(self, branch, ref, parent_number=parent_number,
+                                 committer=committer)
+
+    def reset(self, branch: str, prefix: str | None = None) -> None:
+        operations.reset(self, branch, prefix)
+
+    def diff(self, left: str, right: str) -> Iterator[operations.Difference]:
+        return operations.diff_refs(self, left, right)
+
+    def diff_uncommitted(self, branch: str) -> Iterator[operations.Difference]:
+        return operations.diff_uncommitted(self, branch)
+
+    def log(self, ref: str, amount: int | None = None) -> Iterator[Commit]:
+        if amount is not None and amount < 0:
+            raise InvalidArgument("amount must be >= 0")
+        return first_parent_log(self.get_commit, self.resolve(ref).commit, amount)
+
+    def transaction(self, base: str | None = None, **kwargs: object) -> AbstractContextManager[Transaction]:
+        from graveler.transaction import transaction
+
+        return transaction(self, base or self.info.default_branch, **kwargs)  # type: ignore[arg-type]
+
+
+def _guess_type(path: str) -> str:
+    return mimetypes.guess_type(path)[0] or entries.DEFAULT_CONTENT_TYPE
+
+
+def now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,87 @@
+"""Validation of user-supplied names and keys. Every check raises a typed error that says
+what is wrong and what is allowed; nothing is changed before validation passes."""
+
+from __future__ import annotations
+
+import re
+
+from graveler.errors import InvalidKey, InvalidName
+
+REPOSITORY_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
+_REF_FORBIDDEN = re.compile(r"[~^:\s\\?*\[\x00-\x1f\x7f]")
+MAX_KEY_BYTES = 1024
+MAX_NAME_LENGTH = 256
+
+
+def repository_name(name: str) -> str:
+    if not isinstance(name, str) or not REPOSITORY_NAME.match(name):
+        raise InvalidName(
+            f"invalid repository name {name!r}: use 3-63 characters of a-z, 0-9 and '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def branch_name(name: str) -> str:
+    return _ref_name(name, "branch")
+
+
+def tag_name(name: str) -> str:
+    return _ref_name(name, "tag")
+
+
+def _ref_name(name: str, what: str) -> str:
+    problem = None
+    if not isinstance(name, str) or not name:
+        problem = "it is empty"
+    elif len(name) > MAX_NAME_LENGTH:
+        problem = f"it is longer than {MAX_NAME_LENGTH} characters"
+    elif _REF_FORBIDDEN.search(name):
+        problem = "it contains '~', '^', ':', whitespace or another forbidden character"
+    elif ".." in name or "@{" in name:
+        problem = "it contains '..' or '@{'"
+    elif name.startswith(("-", "/", ".")) or name.endswith(("/", ".", ".lock")):
+        problem = "it starts with '-', '/' or '.', or ends with '/', '.' or '.lock'"
+    elif "//" in name or name == "@":
+        problem = "it contains '//' or is '@'"
+    elif re.fullmatch(r"[0-9a-f]{64}", name):
+        problem = "it looks like a commit ID"
+    if problem:
+        raise InvalidName(f"invalid {what} name {name!r}: {problem}")
+    return name
+
+
+def object_key(path: str) -> bytes:
+    """The engine key of an object path: non-empty UTF-8, at most 1024 bytes, no NUL."""
+    if not isinstance(path, str):
+        raise InvalidKey(f"object path must be a string, got {type(path).__name__}")
+    try:
+        key = path.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidKey(f"object path {path!r} is not valid UTF-8") from exc
+    if not key:
+        raise InvalidKey("object path is empty")
+    if len(key) > MAX_KEY_BYTES:
+        raise InvalidKey(f"object path is {len(key)} bytes; the limit is {MAX_KEY_BYTES}")
+    if b"\x00" in key:
+        raise InvalidKey(f"object path {path!r} contains a NUL character")
+    return key
+
+
+def prefix_key(prefix: str) -> bytes:
+    """Like :func:`object_key` but the empty prefix is allowed."""
+    return object_key(prefix) if prefix else b""
+
+
+def metadata(values: dict[str, str] | None) -> dict[str, str]:
+    """User metadata: a small map of non-empty string keys to strings."""
+    from graveler.errors import InvalidArgument
+
+    out: dict[str, str] = {}
+    for k, v in (values or {}).items():
+        if not isinstance(k, str) or not k or not isinstance(v, str):
+            raise InvalidArgument(f"metadata must map non-empty strings to strings: {k!r}={v!r}")
+        if "\x00" in k or "\x00" in v:
+            raise InvalidArgument(f"metadata {k!r} contains a NUL character")
+        out[k] = v
+    return out
