@@ -1,0 +1,282 @@
+"""An object store over a local directory (``file:///abs/path``).
+
+A key ``a/b/c`` is the file ``<root>/a/b/c``. Writes go to a temporary file in the target's
+directory, are fsynced, then renamed over the target with :func:`os.replace` (atomic on POSIX)
+and the directory is fsynced, so a reader sees the old or the complete new object and a crash
+never leaves a torn one. Temporary files are named ``.graveler-tmp-*``; :meth:`list` skips
+them and keys with a component starting with that prefix are refused.
+
+Safety: every key is validated (:func:`~graveler.objectstore.keys.validate_key`) and its path
+is resolved (following symlinks) and checked to lie under the resolved root, so neither ``..``
+nor a symlink planted inside the root can make the store read or write outside it.
+
+A directory cannot be both a file and a directory, so unlike S3 this store cannot hold both
+``a`` and ``a/b``; such a ``put`` raises :class:`StorageError`. Empty directories left behind by
+``delete`` are not pruned (they hold no objects and :meth:`list` ignores them).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import stat as stat_mod
+import tempfile
+from collections.abc import Iterator
+from typing import BinaryIO
+from urllib.parse import quote
+
+from graveler.errors import InvalidArgument, InvalidKey, ObjectNotFound, StorageError
+from graveler.objectstore._io import check_range, from_timestamp, iter_chunks
+from graveler.objectstore.keys import validate_key, validate_prefix
+from graveler.objectstore.port import ObjectInfo
+
+#: Name prefix of in-flight temporary files; reserved, never part of a valid key here.
+TMP_PREFIX = ".graveler-tmp-"
+_FILE_MODE = 0o644
+_MISSING = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
+
+
+def _fsync_directory(path: str) -> None:
+    """Flush a directory's entries to disk (best effort: some filesystems refuse)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _unlink_quietly(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+class LocalObjectStore:
+    """Objects as files under ``root`` (an absolute directory, created on first write)."""
+
+    def __init__(self, root: str) -> None:
+        if not isinstance(root, str) or not os.path.isabs(root):
+            raise InvalidArgument(f"local object store root must be an absolute path: {root!r}")
+        self._root = os.path.realpath(root)
+
+    def __repr__(self) -> str:
+        return f"LocalObjectStore({self._root!r})"
+
+    @property
+    def root(self) -> str:
+        """The resolved absolute root directory."""
+        return self._root
+
+    @property
+    def uri(self) -> str:
+        """``file://`` + the percent-encoded root path."""
+        return "file://" + quote(self._root)
+
+    # --- paths ---------------------------------------------------------------------------------
+
+    def _within_root(self, real_path: str) -> bool:
+        return real_path == self._root or real_path.startswith(self._root.rstrip(os.sep) + os.sep)
+
+    def _path(self, key: str) -> str:
+        """The file path of a valid key; InvalidKey if the key is bad or resolves outside root."""
+        validate_key(key)
+        parts = key.split("/")
+        if any(part.startswith(TMP_PREFIX) for part in parts):
+            raise InvalidKey(f"object key {key!r} uses the reserved name prefix {TMP_PREFIX!r}")
+        path = os.path.join(self._root, *parts)
+        if not self._within_root(os.path.realpath(path)):
+            raise InvalidKey(
+                f"object key {key!r} resolves outside the store root {self._root} "
+                "(through a symbolic link); refusing to follow it"
+            )
+        return path
+
+    def _error(self, action: str, key: str, exc: OSError) -> StorageError:
+        return StorageError(
+            f"{action} object {key!r} in {self.uri} failed: {exc}; check that the directory "
+            "exists and is writable, the disk has free space, and no object is also used as a "
+            "directory (a local store cannot hold both 'a' and 'a/b')"
+        )
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def put(self, key: str, data: bytes | BinaryIO) -> ObjectInfo:
+        """Atomically create or replace ``key``: temp file + fsync + os.replace + dir fsync.
+
+        A file-like ``data`` is copied in 1 MiB chunks. If reading it raises, the exception
+        propagates unchanged, the temporary file is removed and the old object is untouched.
+        """
+        path = self._path(key)
+        directory = os.path.dirname(path)
+        try:
+            self._ensure_directory(directory)
+            tmp, size, mtime = self._write_temp(directory, data)
+            try:
+                os.replace(tmp, path)
+            except BaseException:
+                _unlink_quietly(tmp)
+                raise
+            _fsync_directory(directory)
+        except OSError as exc:
+            raise self._error("writing", key, exc) from exc
+        return ObjectInfo(key, size, from_timestamp(mtime))
+
+    def _ensure_directory(self, directory: str) -> None:
+        """Create ``directory`` and its missing parents, fsyncing each new entry's parent."""
+        created: list[str] = []
+        current = directory
+        while not os.path.isdir(current) and os.path.dirname(current) != current:
+            created.append(current)
+            current = os.path.dirname(current)
+        if not created:
+            return
+        os.makedirs(directory, exist_ok=True)
+        for new_dir in reversed(created):
+            _fsync_directory(os.path.dirname(new_dir))
+
+    @staticmethod
+    def _write_temp(directory: str, data: bytes | BinaryIO) -> tuple[str, int, float]:
+        """Write ``data`` to a fsynced temp file in ``directory``: (path, size, mtime)."""
+        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                size = 0
+                for chunk in iter_chunks(data):
+                    out.write(chunk)
+                    size += len(chunk)
+                out.flush()
+                os.fchmod(out.fileno(), _FILE_MODE)
+                os.fsync(out.fileno())
+                mtime = os.fstat(out.fileno()).st_mtime
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+        return tmp, size, mtime
+
+    def delete(self, key: str) -> None:
+        """Remove ``key``; a missing key (or a directory at its path) is fine."""
+        path = self._path(key)
+        if os.path.isdir(path):
+            return
+        try:
+            os.unlink(path)
+        except _MISSING:
+            return
+        except OSError as exc:
+            raise self._error("deleting", key, exc) from exc
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def open(self, key: str) -> BinaryIO:
+        """The object's file, opened for binary reading; ObjectNotFound if missing."""
+        path = self._path(key)
+        try:
+            return builtins.open(path, "rb")
+        except _MISSING as exc:
+            raise ObjectNotFound(f"no object {key!r} in {self.uri}") from exc
+        except OSError as exc:
+            raise self._error("opening", key, exc) from exc
+
+    def get(self, key: str) -> bytes:
+        """The whole object; ObjectNotFound if missing."""
+        with self.open(key) as f:
+            try:
+                return f.read()
+            except OSError as exc:
+                raise self._error("reading", key, exc) from exc
+
+    def read_range(self, key: str, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes from ``offset``; empty past the end; ObjectNotFound if missing."""
+        check_range(offset, length)
+        with self.open(key) as f:
+            try:
+                f.seek(offset)
+                return f.read(length)
+            except OSError as exc:
+                raise self._error("reading", key, exc) from exc
+
+    def stat(self, key: str) -> ObjectInfo:
+        """Size and mtime (UTC) of ``key``; ObjectNotFound if missing or a directory."""
+        path = self._path(key)
+        try:
+            st = os.stat(path)
+        except _MISSING as exc:
+            raise ObjectNotFound(f"no object {key!r} in {self.uri}") from exc
+        except OSError as exc:
+            raise self._error("inspecting", key, exc) from exc
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise ObjectNotFound(f"no object {key!r} in {self.uri} (it is a directory)")
+        return ObjectInfo(key, st.st_size, from_timestamp(st.st_mtime))
+
+    def exists(self, key: str) -> bool:
+        """True if ``key`` is a regular file in the store."""
+        return os.path.isfile(self._path(key))
+
+    def local_path(self, key: str) -> str | None:
+        """The file path of ``key`` (whether or not it exists yet)."""
+        return self._path(key)
+
+    # --- listing -------------------------------------------------------------------------------
+
+    def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
+        """Objects whose key starts with ``prefix``, sorted by key, recursively.
+
+        Temporary files, symbolic links to directories and links resolving outside the root
+        are skipped. Only directories that can hold matching keys are entered.
+        """
+        validate_prefix(prefix)
+        return self._walk(self._root, "", prefix)
+
+    def _walk(self, directory: str, key_prefix: str, prefix: str) -> Iterator[ObjectInfo]:
+        for sort_key, entry in self._sorted_entries(directory, key_prefix):
+            if sort_key.endswith("/"):
+                if sort_key.startswith(prefix) or prefix.startswith(sort_key):
+                    yield from self._walk(entry.path, sort_key, prefix)
+            elif sort_key.startswith(prefix):
+                info = self._entry_info(sort_key, entry)
+                if info is not None:
+                    yield info
+
+    def _sorted_entries(
+        self, directory: str, key_prefix: str
+    ) -> builtins.list[tuple[str, os.DirEntry[str]]]:
+        """Entries of ``directory`` keyed so that sorting them sorts the full keys.
+
+        A directory ``d`` sorts as ``d/``: every key below it starts with ``d/``, so this puts
+        ``a-c`` (``-`` < ``/``) before the keys of directory ``a``, exactly as a flat sort would.
+        """
+        try:
+            with os.scandir(directory) as it:
+                entries = builtins.list(it)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as exc:
+            raise StorageError(f"listing {directory} in {self.uri} failed: {exc}") from exc
+        keyed: builtins.list[tuple[str, os.DirEntry[str]]] = []
+        for entry in entries:
+            if entry.name.startswith(TMP_PREFIX):
+                continue
+            is_dir = entry.is_dir(follow_symlinks=False)
+            keyed.append((key_prefix + entry.name + ("/" if is_dir else ""), entry))
+        keyed.sort(key=lambda item: item[0])
+        return keyed
+
+    def _entry_info(self, key: str, entry: os.DirEntry[str]) -> ObjectInfo | None:
+        """ObjectInfo of a listed file, or None if it is not a servable object."""
+        try:
+            if entry.is_symlink() and not self._within_root(os.path.realpath(entry.path)):
+                return None
+            if not entry.is_file():
+                return None
+            validate_key(key)
+            st = entry.stat()
+        except (InvalidKey, FileNotFoundError):
+            return None
+        except OSError as exc:
+            raise StorageError(f"listing {key!r} in {self.uri} failed: {exc}") from exc
+        return ObjectInfo(key, st.st_size, from_timestamp(st.st_mtime))
