@@ -1,3 +1,16 @@
+"""Sorted string tables: the immutable files that hold graveler's committed data.
+
+"Graveler sstable layout v1" (:data:`FORMAT_VERSION`) is the RocksDB block-based table format
+(footer format version 6), uncompressed, with XXH3 block checksums. Files are written by
+:class:`SstWriter` (RocksDB's ``SstFileWriter`` via rocksdict) and read by :class:`SstReader`, a
+pure-Python decoder that verifies every checksum. See :mod:`graveler.sstable.format` for the
+on-disk layout.
+"""
+
 from graveler.sstable.reader import SstReader
 from graveler.sstable.writer import SstWriter
-__all__ = ["SstReader", "SstWriter"]
+
+#: Version of graveler's sstable layout (RocksDB block-based table, uncompressed, XXH3).
+FORMAT_VERSION = 1
+
+__all__ = ["FORMAT_VERSION", "SstReader", "SstWriter"]
