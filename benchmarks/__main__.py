@@ -1,6 +1,7 @@
 """Command line of the benchmark harness.
 
     python -m benchmarks committed [--sizes 10k,1m] [--json PATH]
+    python -m benchmarks staged-commit [--sizes 1m]
 """
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ import argparse
 import json
 import sys
 
-from benchmarks import committed
+from benchmarks import committed, staged_commit
 
-SUITES = {"committed": committed.run}
+SUITES = {"committed": committed.run, "staged-commit": staged_commit.run}
 
 
 def parse_size(text: str) -> int:

@@ -34,15 +34,19 @@ def merged_staging(
     staging: StagingStore, tokens: Sequence[str], start: bytes = b"", prefix: bytes = b""
 ) -> Iterator[StagedEntry]:
     """Staged entries of several tokens, one per key, highest precedence wins, key order."""
-    streams = [
-        ((e.key, rank, e) for e in staging.iter_staged(t, start=start, prefix=prefix))
-        for rank, t in enumerate(tokens)
-    ]
+    streams = [_ranked(staging, t, rank, start, prefix) for rank, t in enumerate(tokens)]
     last: bytes | None = None
     for key, _, entry in heapq.merge(*streams):
         if key != last:
             last = key
             yield entry
+
+
+def _ranked(
+    staging: StagingStore, token: str, rank: int, start: bytes, prefix: bytes
+) -> Iterator[tuple[bytes, int, StagedEntry]]:
+    for e in staging.iter_staged(token, start=start, prefix=prefix):
+        yield e.key, rank, e
 
 
 def as_changes(entries: Iterator[StagedEntry]) -> Iterator[Change]:
