@@ -1,0 +1,92 @@
+"""Programmatic Alembic migrations of the refs schema (no ``alembic.ini`` needed).
+
+The scripts ship inside the package (``graveler/refs/migrations/``); the version table is
+``graveler_alembic_version``. :func:`upgrade` is idempotent and safe to run from several
+processes at once: on SQLite it runs inside one ``BEGIN IMMEDIATE`` transaction, on PostgreSQL
+inside one transaction that first takes a transaction-scoped advisory lock.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, text
+
+from graveler.refs.db import BEGIN_OPTION, Database
+from graveler.refs.schema import VERSION_TABLE
+
+#: Where the migration scripts live (inside the installed package).
+SCRIPT_LOCATION = str(Path(__file__).with_name("migrations"))
+
+# Key of pg_advisory_xact_lock serialising concurrent upgrades (arbitrary, fixed: "gravlrmg").
+_PG_LOCK_KEY = 0x677261766C726D67
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """An Alembic Config for the graveler scripts, optionally bound to an open connection."""
+    config = Config()
+    config.set_main_option("script_location", SCRIPT_LOCATION)
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    """The newest revision shipped with this build."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None
+    return head
+
+
+def upgrade(engine_or_url: Engine | Database | str, revision: str = "head") -> None:
+    """Bring the schema up to ``revision`` (default: the newest). A no-op when already there.
+
+    Raises StorageError when the database cannot be reached or the migration fails.
+    """
+    db, owned = _database(engine_or_url)
+    try:
+        with db.write("migrate the graveler schema") as conn:
+            if db.is_postgres:
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+            command.upgrade(alembic_config(conn), revision)
+    finally:
+        if owned:
+            db.close()
+
+
+def current_revision(engine_or_url: Engine | Database | str) -> str | None:
+    """The revision recorded in ``graveler_alembic_version``, or None for an empty database."""
+    db, owned = _database(engine_or_url)
+    try:
+        with db.read("read the graveler schema version") as conn:
+            context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
+            return context.get_current_revision()
+    finally:
+        if owned:
+            db.close()
+
+
+def _database(engine_or_url: Engine | Database | str) -> tuple[Database, bool]:
+    """A Database for the argument and whether the caller must close it."""
+    if isinstance(engine_or_url, Database):
+        return engine_or_url, False
+    if isinstance(engine_or_url, str):
+        return Database(engine_or_url), True
+    return _EngineDatabase(engine_or_url), False
+
+
+class _EngineDatabase(Database):
+    """Wraps a caller's engine (which it does not own or reconfigure)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.dialect = engine.dialect.name
+        self.engine = engine
+        # Takes effect only if the engine has graveler's SQLite begin hook; harmless otherwise.
+        self._writer = engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
+
+    def close(self) -> None:
+        pass

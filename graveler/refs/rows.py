@@ -1,0 +1,130 @@
+"""Conversions between model dataclasses and rows of :mod:`graveler.refs.schema`.
+
+JSON columns are written canonically (compact separators, sorted keys) so equal values always
+produce equal text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Row
+
+from graveler.model import Branch, Commit, RangeSettings, Repository, StagedEntry, Tag
+
+
+def dump_json(value: Any) -> str:
+    """Canonical JSON text of ``value``."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def repository_row(repo: Repository) -> dict[str, Any]:
+    settings = repo.range_settings
+    return {
+        "name": repo.name,
+        "storage_namespace": repo.storage_namespace,
+        "default_branch": repo.default_branch,
+        "creation_date": repo.creation_date,
+        "range_min_size": settings.min_size,
+        "range_max_size": settings.max_size,
+        "range_raggedness": settings.raggedness,
+    }
+
+
+def to_repository(row: Row[Any]) -> Repository:
+    return Repository(
+        name=row.name,
+        storage_namespace=row.storage_namespace,
+        default_branch=row.default_branch,
+        creation_date=row.creation_date,
+        range_settings=RangeSettings(
+            min_size=row.range_min_size,
+            max_size=row.range_max_size,
+            raggedness=row.range_raggedness,
+        ),
+    )
+
+
+def branch_values(branch: Branch) -> dict[str, Any]:
+    """The mutable columns of a branch row (everything but repo, name and version)."""
+    return {
+        "commit_id": branch.commit_id,
+        "staging_token": branch.staging_token,
+        "sealed_tokens": dump_json(list(branch.sealed_tokens)),
+        "protected": branch.protected,
+    }
+
+
+def to_branch(row: Row[Any]) -> Branch:
+    return Branch(
+        name=row.name,
+        commit_id=row.commit_id,
+        staging_token=row.staging_token,
+        sealed_tokens=tuple(json.loads(row.sealed_tokens)),
+        protected=bool(row.protected),
+    )
+
+
+def to_tag(row: Row[Any]) -> Tag:
+    return Tag(name=row.name, commit_id=row.commit_id)
+
+
+def commit_row(repo: str, commit: Commit) -> dict[str, Any]:
+    return {
+        "repo": repo,
+        "id": commit.id,
+        "parents": dump_json(list(commit.parents)),
+        "metarange_id": commit.metarange_id,
+        "message": commit.message,
+        "committer": commit.committer,
+        "creation_date": commit.creation_date,
+        "metadata": dump_json(dict(commit.metadata)),
+        "generation": commit.generation,
+    }
+
+
+def to_commit(row: Row[Any]) -> Commit:
+    metadata: Mapping[str, str] = json.loads(row.metadata)
+    return Commit(
+        id=row.id,
+        parents=tuple(json.loads(row.parents)),
+        metarange_id=row.metarange_id,
+        message=row.message,
+        committer=row.committer,
+        creation_date=row.creation_date,
+        metadata=metadata,
+        generation=row.generation,
+    )
+
+
+def to_staged(row: Row[Any]) -> StagedEntry:
+    identity = row.identity
+    value = row.value
+    return StagedEntry(
+        key=bytes(row.key),
+        identity=None if identity is None else bytes(identity),
+        value=None if value is None else bytes(value),
+    )
+
+
+def successor(prefix: bytes) -> bytes | None:
+    """The smallest byte string greater than every string starting with ``prefix``, or None
+    when there is none (empty prefix or only 0xFF bytes): then ``key >= prefix`` suffices."""
+    trimmed = prefix.rstrip(b"\xff")
+    if not trimmed:
+        return None
+    return trimmed[:-1] + bytes([trimmed[-1] + 1])
+
+
+def text_successor(prefix: str) -> str | None:
+    """Like :func:`successor` for text compared by code point (``COLLATE "C"`` / BINARY)."""
+    chars = list(prefix)
+    while chars:
+        code = ord(chars.pop()) + 1
+        if 0xD800 <= code <= 0xDFFF:  # surrogates cannot be stored; skip past them
+            code = 0xE000
+        if code <= 0x10FFFF:
+            return "".join(chars) + chr(code)
+    return None
