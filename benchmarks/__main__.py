@@ -1,7 +1,7 @@
 """Command line of the benchmark harness.
 
-    python -m benchmarks committed [--sizes 10k,1m] [--json PATH]
-    python -m benchmarks staged-commit [--sizes 1m]
+python -m benchmarks committed [--sizes 10k,1m] [--json PATH]
+python -m benchmarks staged-commit [--sizes 1m]
 """
 
 from __future__ import annotations

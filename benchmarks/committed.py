@@ -38,14 +38,21 @@ def key_of(i: int) -> bytes:
     """Lake-like keys: hourly partitions of ~1000 files, in sorted order of i."""
     hour, part = divmod(i, 1000)
     day, hour = divmod(hour, 24)
-    return f"tables/events/day={day:05d}/hour={hour:02d}/part-{part:04d}-c000.snappy.parquet".encode()
+    return (
+        f"tables/events/day={day:05d}/hour={hour:02d}/part-{part:04d}-c000.snappy.parquet".encode()
+    )
 
 
 def record_of(i: int, version: int = 0) -> ValueRecord:
     digest = hashlib.sha256(b"%d:%d" % (i, version)).hexdigest()
     value = json.dumps(
-        {"a": f"data/{digest[:2]}/{digest}", "s": 1_000_000 + i, "c": digest,
-         "m": 1_764_000_000.0 + i, "t": "application/octet-stream"},
+        {
+            "a": f"data/{digest[:2]}/{digest}",
+            "s": 1_000_000 + i,
+            "c": digest,
+            "m": 1_764_000_000.0 + i,
+            "t": "application/octet-stream",
+        },
         separators=(",", ":"),
     ).encode()
     return ValueRecord(key_of(i), bytes.fromhex(digest), value)
@@ -62,12 +69,16 @@ def measure(n: int, workdir: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n}
 
     t0 = time.perf_counter()
-    base, summary = cm.write_records(records(n))
+    base, _summary = cm.write_records(records(n))
     elapsed = time.perf_counter() - t0
     ranges = cm.ranges(base)
-    out.update(build_seconds=elapsed, sst_entries_per_s=n / elapsed, ranges=len(ranges),
-               avg_range_entries=n / len(ranges),
-               avg_range_kib=sum(r.size for r in ranges) / len(ranges) / 1024)
+    out.update(
+        build_seconds=elapsed,
+        sst_entries_per_s=n / elapsed,
+        ranges=len(ranges),
+        avg_range_entries=n / len(ranges),
+        avg_range_kib=sum(r.size for r in ranges) / len(ranges) / 1024,
+    )
 
     for _ in cm.iterate(base):  # warm the RAM tier with every range
         pass
@@ -92,8 +103,11 @@ def measure(n: int, workdir: Path) -> dict[str, Any]:
         commit_times.append(time.perf_counter() - t0)
         files.append(cm.files.files_written - before)
         written.append(s.ranges_written)
-    out.update(commit1_seconds=statistics.median(commit_times), commit1_files=max(files),
-               commit1_ranges_written=max(written))
+    out.update(
+        commit1_seconds=statistics.median(commit_times),
+        commit1_files=max(files),
+        commit1_ranges_written=max(written),
+    )
 
     diff_times = []
     for t in range(TRIALS):

@@ -52,9 +52,16 @@ def child(n: int, database_url: str | None, workdir: str) -> dict[str, Any]:
         commit_s = time.perf_counter() - t0
         ranges = len(repo.committed.ranges(commit.metarange_id))
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"n": n, "stage_seconds": stage_s, "stage_per_s": n / stage_s,
-            "commit_seconds": commit_s, "commit_per_s": n / commit_s, "ranges": ranges,
-            "peak_rss_mib": peak_mib, "database": url.split(":", 1)[0]}
+    return {
+        "n": n,
+        "stage_seconds": stage_s,
+        "stage_per_s": n / stage_s,
+        "commit_seconds": commit_s,
+        "commit_per_s": n / commit_s,
+        "ranges": ranges,
+        "peak_rss_mib": peak_mib,
+        "database": url.split(":", 1)[0],
+    }
 
 
 def run(sizes: list[int], database_url: str | None = None) -> dict[str, Any]:
@@ -65,15 +72,26 @@ def run(sizes: list[int], database_url: str | None = None) -> dict[str, Any]:
             f"print(json.dumps(child({n}, {database_url!r}, {tmp!r})))"
         )
         print(f"[staged-commit] staging and committing {n:,} entries ...", flush=True)
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              check=True, cwd=os.getcwd())
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=os.getcwd(),
+        )
     row = json.loads(proc.stdout.strip().splitlines()[-1])
     lakefs_rate = 500_000 / LAKEFS_500K_SECONDS
     row["speedup_vs_lakefs"] = row["commit_per_s"] / lakefs_rate
-    print(f"\n  staged {n:,} entries in {row['stage_seconds']:.1f} s "
-          f"({row['stage_per_s']:,.0f}/s, {row['database']})")
-    print(f"  committed in {row['commit_seconds']:.1f} s ({row['commit_per_s']:,.0f} entries/s, "
-          f"{row['ranges']} ranges); peak RSS {row['peak_rss_mib']:.0f} MiB (limit 1024)")
-    print(f"  lakeFS reference: 500k objects in {LAKEFS_500K_SECONDS:.0f} s "
-          f"({lakefs_rate:,.0f}/s) -> graveler is {row['speedup_vs_lakefs']:.1f}x faster per entry")
+    print(
+        f"\n  staged {n:,} entries in {row['stage_seconds']:.1f} s "
+        f"({row['stage_per_s']:,.0f}/s, {row['database']})"
+    )
+    print(
+        f"  committed in {row['commit_seconds']:.1f} s ({row['commit_per_s']:,.0f} entries/s, "
+        f"{row['ranges']} ranges); peak RSS {row['peak_rss_mib']:.0f} MiB (limit 1024)"
+    )
+    print(
+        f"  lakeFS reference: 500k objects in {LAKEFS_500K_SECONDS:.0f} s "
+        f"({lakefs_rate:,.0f}/s) -> graveler is {row['speedup_vs_lakefs']:.1f}x faster per entry"
+    )
     return row

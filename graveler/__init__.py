@@ -31,7 +31,15 @@ _EXPORTS = {
     "Repository": "graveler.repository",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Branch",
+    "Commit",
+    "Graveler",
+    "GravelerError",
+    "ObjectEntry",
+    "Repository",
+    "Tag",
+]
 __version__ = "0.1.0"
 
 

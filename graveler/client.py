@@ -53,7 +53,8 @@ class Graveler:
         self.cache = TieredCache(
             str(self.home / "cache"),
             ram_bytes=cache_ram_bytes or _env_int("GRAVELER_CACHE_RAM_BYTES", DEFAULT_RAM_BYTES),
-            disk_bytes=cache_disk_bytes or _env_int("GRAVELER_CACHE_DISK_BYTES", DEFAULT_DISK_BYTES),
+            disk_bytes=cache_disk_bytes
+            or _env_int("GRAVELER_CACHE_DISK_BYTES", DEFAULT_DISK_BYTES),
         )
         self.store_options = dict(store_options or {})
         self._stores: dict[str, ObjectStore] = {}
@@ -96,7 +97,9 @@ class Graveler:
         self._check_namespace_free(name, namespace)
         created = datetime.now(UTC)
         info = RepositoryInfo(name, namespace, default_branch, created, settings)
-        initial = make_commit([], EMPTY_METARANGE_ID, INITIAL_COMMIT_MESSAGE, "graveler", {}, created)
+        initial = make_commit(
+            [], EMPTY_METARANGE_ID, INITIAL_COMMIT_MESSAGE, "graveler", {}, created
+        )
         branch = Branch(default_branch, initial.id, new_staging_token(name, default_branch))
         self.metadata.create_repository(info, initial, branch)
         return Repository(self, info)
@@ -126,7 +129,9 @@ def _normalize_namespace(uri: str) -> str:
             uri = os.path.abspath(uri)
         return Path(uri).as_uri()
     if not uri.startswith(("file://", "s3://", "mem://")):
-        raise InvalidArgument(f"unsupported storage namespace {uri!r}: use file://, s3:// or mem://")
+        raise InvalidArgument(
+            f"unsupported storage namespace {uri!r}: use file://, s3:// or mem://"
+        )
     return uri.rstrip("/")
 
 

@@ -91,8 +91,6 @@ def merge_base(get: GetCommit, left: Commit, right: Commit) -> Commit | None:
             commits[pid] = parent
             before = reached.get(pid, 0)
             reached[pid] = before | flags
-            if before == 0:
-                heapq.heappush(heap, (-parent.generation, pid))
-            elif reached[pid] == LEFT | RIGHT:
+            if before == 0 or reached[pid] == LEFT | RIGHT:
                 heapq.heappush(heap, (-parent.generation, pid))
     return None

@@ -16,7 +16,8 @@ import sys
 import uuid
 from pathlib import Path
 
-from graveler import Graveler, Repository
+from graveler.client import Graveler
+from graveler.repository import Repository
 
 HOME = Path(".graveler-demo")
 RAW = "city,temp_c\nLisbon,21.5\nOslo,4.0\nNairobi,25.1\nQuito,\n"

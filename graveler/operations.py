@@ -92,9 +92,11 @@ def commit(
     current = repo.refs.get_branch(repo.name, branch)
     if current.protected:
         raise ProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
-    if not allow_empty and not current.sealed_tokens:
-        if repo.staging.count_staged(current.staging_token) == 0:
-            raise NoChanges(f"branch {branch!r} has no uncommitted changes")
+    nothing_staged = not current.sealed_tokens and (
+        repo.staging.count_staged(current.staging_token) == 0
+    )
+    if nothing_staged and not allow_empty:
+        raise NoChanges(f"branch {branch!r} has no uncommitted changes")
     update_branch(repo, branch, lambda b: _seal(repo.name, b))
     who = committer or default_committer()
     return retry_moved(

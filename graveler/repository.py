@@ -18,6 +18,7 @@ from graveler import entry as entries
 from graveler import operations, validate
 from graveler.commits import first_parent_log
 from graveler.committed.manager import CommittedManager
+from graveler.committed.record import ValueRecord
 from graveler.entry import ObjectEntry
 from graveler.errors import (
     AlreadyExists,
@@ -105,9 +106,7 @@ class Repository:
                 return ResolvedRef(self.get_commit(found[0]))
             if len(found) > 1:
                 raise RefNotFound(f"commit prefix {base!r} is ambiguous in {self.name}")
-        raise RefNotFound(
-            f"{base!r} is not a branch, tag or commit of repository {self.name!r}"
-        )
+        raise RefNotFound(f"{base!r} is not a branch, tag or commit of repository {self.name!r}")
 
     def _walk(self, commit: Commit, op: str, n: int, ref: str) -> Commit:
         if op == "~":
@@ -221,8 +220,12 @@ class Repository:
     ) -> ObjectEntry:
         """Stage an object that already exists inside the namespace (no copy)."""
         entry = self.make_linked_entry(
-            path, physical_address, checksum=checksum, size=size,
-            content_type=content_type, metadata=metadata,
+            path,
+            physical_address,
+            checksum=checksum,
+            size=size,
+            content_type=content_type,
+            metadata=metadata,
         )
         self.stage_entries(branch, [entry])
         return entry
@@ -325,9 +328,11 @@ class Repository:
     ) -> ListingPage:
         """One page of objects and common prefixes under ``prefix``."""
         pfx = validate.prefix_key(prefix)
-        return list_page(lambda start: self._records(ref, pfx, start), pfx, delimiter, after, amount)
+        return list_page(
+            lambda start: self._records(ref, pfx, start), pfx, delimiter, after, amount
+        )
 
-    def _records(self, ref: str, prefix: bytes, after: bytes) -> Iterator[entries.ValueRecord]:
+    def _records(self, ref: str, prefix: bytes, after: bytes) -> Iterator[ValueRecord]:
         resolved = self.resolve(ref)
         start = after + b"\x00" if after else b""
         mid = resolved.commit.metarange_id
@@ -337,21 +342,52 @@ class Repository:
 
     # --- versioning (see graveler.operations) ---------------------------------------------------
 
-    def commit(self, branch: str, message: str, *, metadata: Mapping[str, str] | None = None,
-               committer: str | None = None, allow_empty: bool = False) -> Commit:
-        return operations.commit(self, branch, message, metadata=metadata,
-                                 committer=committer, allow_empty=allow_empty)
+    def commit(
+        self,
+        branch: str,
+        message: str,
+        *,
+        metadata: Mapping[str, str] | None = None,
+        committer: str | None = None,
+        allow_empty: bool = False,
+    ) -> Commit:
+        return operations.commit(
+            self, branch, message, metadata=metadata, committer=committer, allow_empty=allow_empty
+        )
 
-    def merge(self, source: str, dest: str, *, strategy: str | None = None,
-              message: str | None = None, metadata: Mapping[str, str] | None = None,
-              committer: str | None = None, fast_forward: bool = True) -> Commit:
-        return operations.merge(self, source, dest, strategy=strategy, message=message,
-                                metadata=metadata, committer=committer, fast_forward=fast_forward)
+    def merge(
+        self,
+        source: str,
+        dest: str,
+        *,
+        strategy: str | None = None,
+        message: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        committer: str | None = None,
+        fast_forward: bool = True,
+    ) -> Commit:
+        return operations.merge(
+            self,
+            source,
+            dest,
+            strategy=strategy,
+            message=message,
+            metadata=metadata,
+            committer=committer,
+            fast_forward=fast_forward,
+        )
 
-    def revert(self, branch: str, ref: str, *, parent_number: int | None = None,
-               committer: str | None = None) -> Commit:
-        return operations.revert(self, branch, ref, parent_number=parent_number,
-                                 committer=committer)
+    def revert(
+        self,
+        branch: str,
+        ref: str,
+        *,
+        parent_number: int | None = None,
+        committer: str | None = None,
+    ) -> Commit:
+        return operations.revert(
+            self, branch, ref, parent_number=parent_number, committer=committer
+        )
 
     def reset(self, branch: str, prefix: str | None = None) -> None:
         operations.reset(self, branch, prefix)
@@ -367,7 +403,9 @@ class Repository:
             raise InvalidArgument("amount must be >= 0")
         return first_parent_log(self.get_commit, self.resolve(ref).commit, amount)
 
-    def transaction(self, base: str | None = None, **kwargs: object) -> AbstractContextManager[Transaction]:
+    def transaction(
+        self, base: str | None = None, **kwargs: object
+    ) -> AbstractContextManager[Transaction]:
         from graveler.transaction import transaction
 
         return transaction(self, base or self.info.default_branch, **kwargs)  # type: ignore[arg-type]

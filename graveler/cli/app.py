@@ -22,12 +22,21 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="graveler", description="Git for data lakes: branches, commits and merges "
-                "over object storage.")
-    p.add_argument("--home", default=None, help="state directory (env GRAVELER_HOME, "
-                   "default ./.graveler): SQLite database, cache, default namespaces")
-    p.add_argument("--database-url", default=None,
-                   help="SQLAlchemy URL of the refs database (env GRAVELER_DATABASE_URL)")
+    p = _Parser(
+        prog="graveler",
+        description="Git for data lakes: branches, commits and merges over object storage.",
+    )
+    p.add_argument(
+        "--home",
+        default=None,
+        help="state directory (env GRAVELER_HOME, "
+        "default ./.graveler): SQLite database, cache, default namespaces",
+    )
+    p.add_argument(
+        "--database-url",
+        default=None,
+        help="SQLAlchemy URL of the refs database (env GRAVELER_DATABASE_URL)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document per command")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -47,11 +56,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("uri", metavar="graveler://REPO/BRANCH")
     c.add_argument("--source", required=True, metavar="graveler://REPO/REF")
     bs.add_parser("list", help="list branches").add_argument("uri", metavar="graveler://REPO")
-    bs.add_parser("delete", help="delete a branch").add_argument("uri", metavar="graveler://REPO/BRANCH")
+    bs.add_parser("delete", help="delete a branch").add_argument(
+        "uri", metavar="graveler://REPO/BRANCH"
+    )
     r = bs.add_parser("reset", help="drop uncommitted changes")
     r.add_argument("uri", metavar="graveler://REPO/BRANCH")
     r.add_argument("--prefix", default=None, help="only changes under this path prefix")
-    bs.add_parser("protect", help="allow merges only").add_argument("uri", metavar="graveler://REPO/BRANCH")
+    bs.add_parser("protect", help="allow merges only").add_argument(
+        "uri", metavar="graveler://REPO/BRANCH"
+    )
 
     tag = sub.add_parser("tag", help="create, list and delete tags")
     ts = tag.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -67,8 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("local", metavar="LOCAL_PATH")
     u.add_argument("uri", metavar="graveler://REPO/BRANCH/PATH")
     u.add_argument("--recursive", "-r", action="store_true")
-    fss.add_parser("cat", help="object bytes to stdout").add_argument("uri", metavar="graveler://REPO/REF/PATH")
-    fss.add_parser("stat", help="object metadata").add_argument("uri", metavar="graveler://REPO/REF/PATH")
+    fss.add_parser("cat", help="object bytes to stdout").add_argument(
+        "uri", metavar="graveler://REPO/REF/PATH"
+    )
+    fss.add_parser("stat", help="object metadata").add_argument(
+        "uri", metavar="graveler://REPO/REF/PATH"
+    )
     ls = fss.add_parser("ls", help="list objects")
     ls.add_argument("uri", metavar="graveler://REPO/REF/[PREFIX]")
     ls.add_argument("--recursive", "-r", action="store_true")
@@ -84,9 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
     lg = sub.add_parser("log", help="first-parent history of a ref")
     lg.add_argument("uri", metavar="graveler://REPO/REF")
     lg.add_argument("--amount", type=int, default=None)
-    sub.add_parser("show", help="the commit a ref resolves to").add_argument("uri", metavar="graveler://REPO/REF")
+    sub.add_parser("show", help="the commit a ref resolves to").add_argument(
+        "uri", metavar="graveler://REPO/REF"
+    )
 
-    df = sub.add_parser("diff", help="differences between two refs, or a branch's uncommitted changes")
+    df = sub.add_parser(
+        "diff", help="differences between two refs, or a branch's uncommitted changes"
+    )
     df.add_argument("left", metavar="graveler://REPO/LEFT")
     df.add_argument("right", nargs="?", metavar="graveler://REPO/RIGHT")
 

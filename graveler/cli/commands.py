@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -20,6 +21,7 @@ from graveler.cli.output import (
     tag_doc,
 )
 from graveler.client import Graveler
+from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument, InvalidURI
 from graveler.repository import Repository
 
@@ -63,8 +65,10 @@ def repo_create(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     if out.as_json:
         out.json(repo_doc(repo.info))
     else:
-        out.message(f"Repository [bold]{repo.name}[/bold] created at {repo.info.storage_namespace} "
-                    f"(default branch '{repo.info.default_branch}')")
+        out.message(
+            f"Repository [bold]{repo.name}[/bold] created at {repo.info.storage_namespace} "
+            f"(default branch '{repo.info.default_branch}')"
+        )
     return 0
 
 
@@ -73,9 +77,19 @@ def repo_list(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     if out.as_json:
         out.json([repo_doc(r) for r in repos])
     else:
-        out.table(None, ["REPOSITORY", "DEFAULT BRANCH", "STORAGE NAMESPACE", "CREATED"],
-                  [(r.name, r.default_branch, r.storage_namespace,
-                    f"{r.creation_date:%Y-%m-%d %H:%M:%S}") for r in repos])
+        out.table(
+            None,
+            ["REPOSITORY", "DEFAULT BRANCH", "STORAGE NAMESPACE", "CREATED"],
+            [
+                (
+                    r.name,
+                    r.default_branch,
+                    r.storage_namespace,
+                    f"{r.creation_date:%Y-%m-%d %H:%M:%S}",
+                )
+                for r in repos
+            ],
+        )
     return 0
 
 
@@ -90,7 +104,7 @@ def repo_delete(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 
 def branch_create(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
-    repo, parsed = _repo(gv, a.uri)
+    repo, _ = _repo(gv, a.uri)
     name = uris.require(a.uri, ref=True).ref
     assert name is not None
     b = repo.create_branch(name, _same_repo(repo, a.source))
@@ -104,8 +118,11 @@ def branch_list(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     if out.as_json:
         out.json([branch_doc(b) for b in branches])
     else:
-        out.table(None, ["BRANCH", "COMMIT", "PROTECTED"],
-                  [(b.name, b.commit_id[:12], "yes" if b.protected else "") for b in branches])
+        out.table(
+            None,
+            ["BRANCH", "COMMIT", "PROTECTED"],
+            [(b.name, b.commit_id[:12], "yes" if b.protected else "") for b in branches],
+        )
     return 0
 
 
@@ -214,14 +231,13 @@ def fs_ls(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, ref, prefix = _ref_uri(gv, a.uri)
     rows: list[tuple[str, str, str, str]] = []
     docs: list[dict[str, object]] = []
-    for kind, item in _listing(repo, ref, prefix, a.recursive):
-        if kind == "prefix":
+    for item in _listing(repo, ref, prefix, a.recursive):
+        if isinstance(item, str):
             docs.append({"type": "common_prefix", "path": item})
-            rows.append(("dir", str(item), "", ""))
+            rows.append(("dir", item, "", ""))
         else:
-            e = item  # type: ignore[assignment]
-            docs.append({"type": "object", **entry_doc(e, repo.physical_uri(e))})  # type: ignore[arg-type]
-            rows.append(("obj", e.path, str(e.size), f"{e.mtime:%Y-%m-%d %H:%M:%S}"))  # type: ignore[attr-defined]
+            docs.append({"type": "object", **entry_doc(item, repo.physical_uri(item))})
+            rows.append(("obj", item.path, str(item.size), f"{item.mtime:%Y-%m-%d %H:%M:%S}"))
     if out.as_json:
         out.json(docs)
     else:
@@ -229,18 +245,18 @@ def fs_ls(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def _listing(repo: Repository, ref: str, prefix: str, recursive: bool) -> Iterator[tuple[str, object]]:
+def _listing(
+    repo: Repository, ref: str, prefix: str, recursive: bool
+) -> Iterator[str | ObjectEntry]:
+    """Objects (and, unless recursive, common prefixes as strings) in path order."""
     if recursive:
-        for e in repo.iter_objects(ref, prefix):
-            yield "object", e
+        yield from repo.iter_objects(ref, prefix)
         return
     after = ""
     while True:
         page = repo.list(ref, prefix, delimiter="/", after=after)
-        merged = sorted([(p, "prefix", p) for p in page.common_prefixes]
-                        + [(e.path, "object", e) for e in page.objects], key=lambda t: t[0])
-        for _, kind, item in merged:
-            yield kind, item
+        items: list[str | ObjectEntry] = [*page.common_prefixes, *page.objects]
+        yield from sorted(items, key=lambda x: x if isinstance(x, str) else x.path)
         if page.next_after is None:
             return
         after = page.next_after
@@ -303,8 +319,11 @@ def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     if out.as_json:
         out.json(docs)
     else:
-        signs = {"added": "[green]+ added  [/green]", "removed": "[red]- removed[/red]",
-                 "changed": "[yellow]~ changed[/yellow]"}
+        signs = {
+            "added": "[green]+ added  [/green]",
+            "removed": "[red]- removed[/red]",
+            "changed": "[yellow]~ changed[/yellow]",
+        }
         for d in docs:
             out.message(f"{signs[d['type']]} {d['path']}")
         if not docs:
@@ -342,41 +361,26 @@ def _done(out: Output, doc: object, text: str) -> None:
     out.json(doc) if out.as_json else out.message(text)
 
 
-class _status:
+@contextmanager
+def _status(out: Output, text: str) -> Iterator[None]:
     """A spinner on stderr for long single operations (only on a terminal, never with --json)."""
-
-    def __init__(self, out: Output, text: str) -> None:
-        self._cm = out.err.status(text) if _interactive(out) else None
-
-    def __enter__(self) -> None:
-        if self._cm is not None:
-            self._cm.__enter__()
-
-    def __exit__(self, *exc: object) -> None:
-        if self._cm is not None:
-            self._cm.__exit__(*exc)
+    if not _interactive(out):
+        yield
+        return
+    with out.err.status(text):
+        yield
 
 
-class _progress:
+@contextmanager
+def _progress(out: Output, text: str, total: int) -> Iterator[Callable[[], None]]:
     """A progress bar on stderr for multi-item work; yields an ``advance()`` callable."""
-
-    def __init__(self, out: Output, text: str, total: int) -> None:
-        self._bar = None
-        if _interactive(out):
-            self._bar = Progress(TextColumn(text), BarColumn(), MofNCompleteColumn(),
-                                 console=out.err, transient=True)
-            self._task = self._bar.add_task(text, total=total)
-
-    def __enter__(self) -> Callable[[], None]:
-        if self._bar is None:
-            return lambda: None
-        self._bar.__enter__()
-        bar, task = self._bar, self._task
-        return lambda: bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(*exc)
+    if not _interactive(out):
+        yield lambda: None
+        return
+    columns = (TextColumn(text), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=out.err, transient=True) as bar:
+        task = bar.add_task(text, total=total)
+        yield lambda: bar.advance(task)
 
 
 def _interactive(out: Output) -> bool:
@@ -384,10 +388,26 @@ def _interactive(out: Output) -> bool:
 
 
 HANDLERS: dict[str, Handler] = {
-    "repo_create": repo_create, "repo_list": repo_list, "repo_delete": repo_delete,
-    "branch_create": branch_create, "branch_list": branch_list, "branch_delete": branch_delete,
-    "branch_reset": branch_reset, "branch_protect": branch_protect,
-    "tag_create": tag_create, "tag_list": tag_list, "tag_delete": tag_delete,
-    "fs_upload": fs_upload, "fs_cat": fs_cat, "fs_stat": fs_stat, "fs_ls": fs_ls, "fs_rm": fs_rm,
-    "commit": commit, "log": log, "show": show, "diff": diff, "merge": merge, "revert": revert,
+    "repo_create": repo_create,
+    "repo_list": repo_list,
+    "repo_delete": repo_delete,
+    "branch_create": branch_create,
+    "branch_list": branch_list,
+    "branch_delete": branch_delete,
+    "branch_reset": branch_reset,
+    "branch_protect": branch_protect,
+    "tag_create": tag_create,
+    "tag_list": tag_list,
+    "tag_delete": tag_delete,
+    "fs_upload": fs_upload,
+    "fs_cat": fs_cat,
+    "fs_stat": fs_stat,
+    "fs_ls": fs_ls,
+    "fs_rm": fs_rm,
+    "commit": commit,
+    "log": log,
+    "show": show,
+    "diff": diff,
+    "merge": merge,
+    "revert": revert,
 }

@@ -77,7 +77,9 @@ class Output:
     def json(self, doc: Any) -> None:
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
-    def table(self, title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    def table(
+        self, title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+    ) -> None:
         table = Table(title=title, show_edge=False, header_style="bold")
         for col in columns:
             table.add_column(col)

@@ -7,9 +7,9 @@ ID (``""`` is the empty tree). Everything here is immutable: writing returns new
 from __future__ import annotations
 
 from bisect import bisect_left
-from functools import partial
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
+from functools import partial
 
 from graveler.committed.apply import ApplySummary, Change, apply_changes
 from graveler.committed.cache import TieredCache

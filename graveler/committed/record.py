@@ -49,7 +49,7 @@ class RangeInfo(NamedTuple):
     id: str
     min_key: bytes
     max_key: bytes
-    count: int
+    num_records: int
     size: int  # bytes of encoded entries (keys + SST values), the splitter's measure
 
 
@@ -95,7 +95,7 @@ def encode_range_info(info: RangeInfo) -> bytes:
         + rid
         + _uvarint(len(info.min_key))
         + info.min_key
-        + _COUNTS.pack(info.count, info.size)
+        + _COUNTS.pack(info.num_records, info.size)
     )
 
 
@@ -109,12 +109,12 @@ def decode_range_info(max_key: bytes, raw: bytes) -> RangeInfo:
         n, pos = _read_uvarint(raw, pos)
         min_key = raw[pos : pos + n]
         pos += n
-        count, size = _COUNTS.unpack_from(raw, pos)
+        num_records, size = _COUNTS.unpack_from(raw, pos)
     except (struct.error, UnicodeDecodeError) as exc:
         raise CorruptFile("metarange entry is malformed") from exc
     if pos + _COUNTS.size != len(raw) or len(rid) != 64 or min_key > max_key:
         raise CorruptFile("metarange entry is malformed")
-    return RangeInfo(rid, min_key, max_key, count, size)
+    return RangeInfo(rid, min_key, max_key, num_records, size)
 
 
 class FileHasher:

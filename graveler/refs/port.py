@@ -73,8 +73,7 @@ class RefStore(Protocol):
         """Raises TagNotFound."""
         ...
 
-    def list_tags(self, repo: str) -> list[Tag]:
-        ...
+    def list_tags(self, repo: str) -> list[Tag]: ...
 
     def delete_tag(self, repo: str, name: str) -> None:
         """Raises TagNotFound."""
@@ -115,8 +114,7 @@ class StagingStore(Protocol):
         order, streamed in batches (memory bounded by ``batch_size``)."""
         ...
 
-    def count_staged(self, token: str) -> int:
-        ...
+    def count_staged(self, token: str) -> int: ...
 
     def drop_tokens(self, tokens: Sequence[str], prefix: bytes = b"") -> None:
         """Delete every entry of the given tokens (only keys under ``prefix`` when given)."""

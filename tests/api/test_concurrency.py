@@ -3,6 +3,7 @@ linear history: 4 threads on SQLite, 4 processes on PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import threading
@@ -25,19 +26,16 @@ def worker(home: str, url: str, ns: str, wid: int) -> list[str]:
             repo.put("main", path, f"{wid}:{i}".encode())
             acked.append(path)
             if i % 5 == 4:
-                try:
+                # NoChanges: another committer took our writes into its commit
+                with contextlib.suppress(NoChanges):
                     repo.commit("main", f"worker {wid} batch {i // 5}")
-                except NoChanges:
-                    pass  # another committer took our writes in its commit
     return acked
 
 
 def check(gv: Graveler, acked: list[str]) -> None:
     repo = gv.repository("lake")
-    try:
+    with contextlib.suppress(NoChanges):
         repo.commit("main", "final")
-    except NoChanges:
-        pass
     head = repo.resolve("main").commit
     present = {e.path for e in repo.iter_objects(head.id)}
     assert set(acked) <= present, f"lost writes: {sorted(set(acked) - present)[:5]}"

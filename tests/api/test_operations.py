@@ -158,10 +158,9 @@ def test_transaction_commits_and_merges_on_success(repo):
 
 def test_transaction_failure_leaves_base_untouched(repo):
     before = repo.branch("main")
-    with pytest.raises(RuntimeError):
-        with repo.transaction("main") as tx:
-            tx.put("t/1", b"1")
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), repo.transaction("main") as tx:
+        tx.put("t/1", b"1")
+        raise RuntimeError("boom")
     assert repo.branch("main") == before
     assert [b.name for b in repo.list_branches()] == ["main"]
 
@@ -169,10 +168,9 @@ def test_transaction_failure_leaves_base_untouched(repo):
 def test_transaction_merge_conflict_keeps_the_branch(repo):
     repo.put("main", "k", b"0")
     repo.commit("main", "base")
-    with pytest.raises(MergeConflict) as err:
-        with repo.transaction("main", branch="tx-keep") as tx:
-            tx.put("k", b"tx")
-            repo.put("main", "k", b"main")
-            repo.commit("main", "concurrent")
+    with pytest.raises(MergeConflict) as err, repo.transaction("main", branch="tx-keep") as tx:
+        tx.put("k", b"tx")
+        repo.put("main", "k", b"main")
+        repo.commit("main", "concurrent")
     assert "tx-keep" in " ".join(err.value.__notes__)
     assert repo.get("tx-keep", "k") == b"tx"

@@ -119,7 +119,9 @@ def test_delete_is_staged_and_missing_object_is_an_error(repo):
 def test_link_inside_namespace_only(repo, gv):
     store = repo.store
     store.put("external/part-0.parquet", b"parquet bytes")
-    e = repo.link("main", "t/part-0.parquet", repo.info.storage_namespace + "/external/part-0.parquet")
+    e = repo.link(
+        "main", "t/part-0.parquet", repo.info.storage_namespace + "/external/part-0.parquet"
+    )
     assert repo.get("main", "t/part-0.parquet") == b"parquet bytes"
     assert e.physical_address == "external/part-0.parquet"
     for bad in ["/etc/passwd", "file:///etc/passwd", "../other/x", "s3://bucket/x", "a/../../x"]:

@@ -46,15 +46,32 @@ def test_full_tour_with_json(cli, tmp_path):
         {"type": "added", "path": "in/sub/b.txt"},
     ]
     c = cli("commit", "graveler://lake/dev", "-m", "load", "--meta", "run=7")
-    assert set(c) == {"id", "parents", "message", "committer", "creation_date", "metadata",
-                      "metarange_id"}
+    assert set(c) == {
+        "id",
+        "parents",
+        "message",
+        "committer",
+        "creation_date",
+        "metadata",
+        "metarange_id",
+    }
     assert c["metadata"] == {"run": "7"} and c["message"] == "load"
     stat = cli("fs", "stat", "graveler://lake/dev/in/a.csv")
-    assert set(stat) == {"path", "physical_address", "size", "checksum", "mtime",
-                         "content_type", "metadata"}
+    assert set(stat) == {
+        "path",
+        "physical_address",
+        "size",
+        "checksum",
+        "mtime",
+        "content_type",
+        "metadata",
+    }
     assert stat["size"] == 4 and stat["physical_address"].startswith(ns + "/data/")
     ls = cli("fs", "ls", "graveler://lake/dev/in/")
-    assert [(x["type"], x["path"]) for x in ls] == [("object", "in/a.csv"), ("common_prefix", "in/sub/")]
+    assert [(x["type"], x["path"]) for x in ls] == [
+        ("object", "in/a.csv"),
+        ("common_prefix", "in/sub/"),
+    ]
     assert len(cli("fs", "ls", "graveler://lake/dev/", "--recursive")) == 2
     assert cli("diff", "graveler://lake/main", "graveler://lake/dev") == [
         {"type": "added", "path": "in/a.csv"},
@@ -62,7 +79,10 @@ def test_full_tour_with_json(cli, tmp_path):
     ]
     merged = cli("merge", "graveler://lake/dev", "graveler://lake/main")
     assert merged["id"] == c["id"]  # fast-forward
-    assert [x["message"] for x in cli("log", "graveler://lake/main")] == ["load", "Repository created"]
+    assert [x["message"] for x in cli("log", "graveler://lake/main")] == [
+        "load",
+        "Repository created",
+    ]
     assert len(cli("log", "graveler://lake/main", "--amount", "1")) == 1
     assert cli("show", "graveler://lake/main~1")["message"] == "Repository created"
     cli("tag", "create", "graveler://lake/v1", "graveler://lake/main")
@@ -134,14 +154,18 @@ def test_merge_conflict_exit_code(cli, tmp_path):
 def test_usage_errors_exit_2_via_entry_point(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "graveler.cli", "--home", str(tmp_path), "frobnicate"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 2 and "graveler: error" in proc.stderr
 
 
 def test_human_output_renders(tmp_path, capsys):
     home = str(tmp_path / "h")
-    assert main(["--home", home, "repo", "create", "graveler://lake", (tmp_path / "ns").as_uri()]) == 0
+    assert (
+        main(["--home", home, "repo", "create", "graveler://lake", (tmp_path / "ns").as_uri()]) == 0
+    )
     assert main(["--home", home, "repo", "list"]) == 0
     assert main(["--home", home, "log", "graveler://lake/main"]) == 0
     out = capsys.readouterr().out

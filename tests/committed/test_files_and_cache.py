@@ -30,7 +30,7 @@ def test_one_key_commit_writes_one_range_and_one_metarange(manager_factory):
     base = build(cm)
     assert len(cm.ranges(base)) > 50
     before = cm.files.files_written
-    new, summary = cm.apply(base, [Change(KEYS[1234], make_record(KEYS[1234], "v2"))])
+    _new, summary = cm.apply(base, [Change(KEYS[1234], make_record(KEYS[1234], "v2"))])
     assert cm.files.files_written - before == 2
     assert (summary.changed, summary.ranges_written) == (1, 1)
     assert summary.ranges_reused == len(cm.ranges(base)) - 1

@@ -128,7 +128,7 @@ def model_merge(base: Model, src: Model, dst: Model, strategy: MergeStrategy):
     out, conflicts = dict(dst), []
     for k in sorted(set(base) | set(src) | set(dst)):
         b, s, d = base.get(k), src.get(k), dst.get(k)
-        if s == b or s == d:
+        if s in (b, d):
             continue
         if d == b or strategy is MergeStrategy.SOURCE_WINS:
             if s is None:
