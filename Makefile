@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+EXTRAS ?= dev,s3,postgres,airflow,dagster,spark,fsspec,dataframes
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
 .PHONY: venv test test-fast lint typecheck postgres demo bench clean
@@ -13,7 +14,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,s3,postgres]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 
 # Starts the machine's PostgreSQL 15 cluster (idempotent) and creates the test role and database.
