@@ -80,19 +80,29 @@ def _header_vs_record(
 
 
 def _both_records(lit: TreeIterator, rit: TreeIterator) -> Iterator[DiffEntry]:
-    lrec, rrec = lit.record, rit.record
-    assert lrec is not None and rrec is not None
-    if lrec.key == rrec.key:
-        if lrec.identity != rrec.identity:
-            yield DiffEntry(DiffType.CHANGED, lrec.key, lrec, rrec)
-        lit.next()
-        rit.next()
-    elif lrec.key < rrec.key:
-        yield DiffEntry(DiffType.REMOVED, lrec.key, lrec, None)
-        lit.next()
-    else:
-        yield DiffEntry(DiffType.ADDED, rrec.key, None, rrec)
-        rit.next()
+    """Both sides inside opened ranges: merge-compare the two record lists in one tight loop
+    until either range ends (then the header logic can skip shared ranges again)."""
+    left, i = lit.cursor()
+    right, j = rit.cursor()
+    nl, nr = len(left), len(right)
+    out: list[DiffEntry] = []
+    while i < nl and j < nr:
+        a, b = left[i], right[j]
+        ka, kb = a[0], b[0]
+        if ka == kb:
+            if a[1] != b[1]:
+                out.append(DiffEntry(DiffType.CHANGED, ka, a, b))
+            i += 1
+            j += 1
+        elif ka < kb:
+            out.append(DiffEntry(DiffType.REMOVED, ka, a, None))
+            i += 1
+        else:
+            out.append(DiffEntry(DiffType.ADDED, kb, None, b))
+            j += 1
+    lit.move_to(i)
+    rit.move_to(j)
+    yield from out
 
 
 def _whole(it: TreeIterator, side: DiffType) -> Iterator[DiffEntry]:

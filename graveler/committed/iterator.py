@@ -88,6 +88,20 @@ class TreeIterator:
             yield from data.records[pos:]
             self.next_range()
 
+    def cursor(self) -> tuple[list[ValueRecord], int]:
+        """The opened range's records and the current position (only on a record)."""
+        assert self._data is not None, "cursor() needs the iterator on a record"
+        return self._data.records, self._pos
+
+    def move_to(self, pos: int) -> None:
+        """Stand on record ``pos`` of the opened range, or on the next range's header when
+        ``pos`` is past its end."""
+        assert self._data is not None
+        if pos >= len(self._data.records):
+            self.next_range()
+        else:
+            self._pos = pos
+
     def range_records(self) -> list[ValueRecord]:
         """All records of the current range (opening it if needed); does not move."""
         data = self._data or self._files.range(self._ranges[self._i].id)

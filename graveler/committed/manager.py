@@ -62,12 +62,14 @@ class CommittedManager:
         for j, pos in enumerate(positions):
             groups[pos].append(j)
         out: list[ValueRecord | None] = [None] * len(keys)
-        for pos, members in groups.items():
+        key_at = keys.__getitem__
+        for pos in sorted(groups):  # ranges in key order: their data was built in that order
             if pos >= len(ranges):
                 continue
+            members = groups[pos]
             get = self.files.range(ranges[pos].id).index.get
-            for j in members:
-                out[j] = get(keys[j])
+            for j, rec in zip(members, map(get, map(key_at, members)), strict=True):
+                out[j] = rec
         return out
 
     def iterate(

@@ -1,0 +1,1 @@
+"""graveler_airflow: placeholder; built in its own issue."""

@@ -1,0 +1,1 @@
+"""graveler_dagster: placeholder; built in its own issue."""

@@ -1,0 +1,1 @@
+"""graveler_fsspec: placeholder; built in its own issue."""

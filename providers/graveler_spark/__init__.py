@@ -1,0 +1,1 @@
+"""graveler_spark: placeholder; built in its own issue."""
