@@ -70,10 +70,12 @@ class Graveler:
         self.metadata.close()
 
     def object_store(self, namespace: str) -> ObjectStore:
+        """The (cached) object store of ``namespace``; ``store_options`` apply to S3 only."""
         with self._lock:
             store = self._stores.get(namespace)
             if store is None:
-                store = self._stores[namespace] = open_object_store(namespace, **self.store_options)
+                options = self.store_options if namespace.startswith("s3://") else {}
+                store = self._stores[namespace] = open_object_store(namespace, **options)
             return store
 
     def default_namespace(self, name: str) -> str:

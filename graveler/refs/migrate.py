@@ -50,12 +50,23 @@ def upgrade(engine_or_url: Engine | Database | str, revision: str = "head") -> N
     db, owned = _database(engine_or_url)
     try:
         with db.write("migrate the graveler schema") as conn:
-            if db.is_postgres:
-                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
-            command.upgrade(alembic_config(conn), revision)
+            upgrade_connection(conn, revision)
     finally:
         if owned:
             db.close()
+
+
+def upgrade_connection(conn: Connection, revision: str = "head") -> None:
+    """Bring the schema up to ``revision`` through a caller's open connection, inside the
+    caller's transaction: the caller commits (or rolls back) it.
+
+    This is how a host application that owns the database (Airflow's ``airflow db migrate``)
+    runs graveler's migrations in its own session. On PostgreSQL it first takes the same
+    transaction-scoped advisory lock as :func:`upgrade`, so concurrent upgrades serialise.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+    command.upgrade(alembic_config(conn), revision)
 
 
 def current_revision(engine_or_url: Engine | Database | str) -> str | None:

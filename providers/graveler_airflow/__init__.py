@@ -1,1 +1,68 @@
-"""graveler_airflow: placeholder; built in its own issue."""
+"""graveler_airflow: the Airflow 3 provider of graveler.
+
+    from graveler_airflow import GravelerRunBranch, GravelerHook, graveler_asset
+
+Names are imported lazily, so ``get_provider_info`` (read by Airflow at start-up) and the
+asset handlers load without pulling in operators and hooks.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from graveler_airflow.assets.graveler import graveler_asset
+    from graveler_airflow.hooks.graveler import GravelerHook
+    from graveler_airflow.operators.graveler import (
+        GravelerCommitOperator,
+        GravelerCreateBranchOperator,
+        GravelerDeleteBranchOperator,
+        GravelerMergeOperator,
+        GravelerRevertOperator,
+        GravelerTagOperator,
+    )
+    from graveler_airflow.run_branch import GravelerRunBranch, run_branch_name
+    from graveler_airflow.sensors.graveler import GravelerCommitSensor, GravelerDiffSensor
+    from graveler_airflow.triggers.graveler import GravelerCommitTrigger, GravelerDiffTrigger
+
+_EXPORTS = {
+    "GravelerHook": "graveler_airflow.hooks.graveler",
+    "GravelerCreateBranchOperator": "graveler_airflow.operators.graveler",
+    "GravelerCommitOperator": "graveler_airflow.operators.graveler",
+    "GravelerMergeOperator": "graveler_airflow.operators.graveler",
+    "GravelerDeleteBranchOperator": "graveler_airflow.operators.graveler",
+    "GravelerTagOperator": "graveler_airflow.operators.graveler",
+    "GravelerRevertOperator": "graveler_airflow.operators.graveler",
+    "GravelerCommitSensor": "graveler_airflow.sensors.graveler",
+    "GravelerDiffSensor": "graveler_airflow.sensors.graveler",
+    "GravelerCommitTrigger": "graveler_airflow.triggers.graveler",
+    "GravelerDiffTrigger": "graveler_airflow.triggers.graveler",
+    "GravelerRunBranch": "graveler_airflow.run_branch",
+    "run_branch_name": "graveler_airflow.run_branch",
+    "graveler_asset": "graveler_airflow.assets.graveler",
+}
+
+__all__ = [
+    "GravelerCommitOperator",
+    "GravelerCommitSensor",
+    "GravelerCommitTrigger",
+    "GravelerCreateBranchOperator",
+    "GravelerDeleteBranchOperator",
+    "GravelerDiffSensor",
+    "GravelerDiffTrigger",
+    "GravelerHook",
+    "GravelerMergeOperator",
+    "GravelerRevertOperator",
+    "GravelerRunBranch",
+    "GravelerTagOperator",
+    "graveler_asset",
+    "run_branch_name",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graveler_airflow' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,1 @@
+"""The ``graveler://`` asset scheme (registered through the provider's ``asset-uris``)."""

@@ -1,0 +1,195 @@
+"""``GravelerHook``: an Airflow connection of type ``graveler`` turned into a graveler client.
+
+Airflow 3 task code may not use Airflow's own ORM session, so graveler opens its own SQLAlchemy
+engine from the connection. The refs database may be a separate one or the very database that
+holds Airflow's metadata (``airflow db migrate`` then creates graveler's tables there, see
+:mod:`graveler_airflow.db_manager`).
+
+Connection fields (the ``graveler`` connection form shows them with these labels):
+
+==========================  ===================================================================
+``extra.database_url``      Refs database URL (``postgresql+psycopg://host/db``,
+                            ``sqlite:////abs/path.db``). Default: SQLite in the cache directory,
+                            which only suits a single machine.
+``login`` / ``password``    Database user / password, put into the URL when it has none.
+``extra.home``              Cache directory: tree cache and default local storage namespaces.
+                            Default: ``$AIRFLOW_HOME/graveler``.
+``extra.s3_endpoint_url``   S3 endpoint (MinIO and other S3-compatible stores).
+``extra.s3_region``         S3 region.
+``extra.aws_access_key_id`` / ``extra.aws_secret_access_key``: S3 credentials (otherwise boto3's
+                            usual chain).
+``extra.cache_ram_bytes`` / ``extra.cache_disk_bytes``: tree cache budgets.
+==========================  ===================================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import BaseHook
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from graveler.client import Graveler
+from graveler.errors import GravelerError, InvalidArgument
+
+if TYPE_CHECKING:
+    from graveler.repository import Repository
+
+#: Extra keys a ``graveler`` connection understands.
+EXTRA_FIELDS = (
+    "database_url",
+    "home",
+    "s3_endpoint_url",
+    "s3_region",
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "cache_ram_bytes",
+    "cache_disk_bytes",
+)
+
+_S3_OPTIONS = {
+    "s3_endpoint_url": "endpoint_url",
+    "s3_region": "region",
+    "aws_access_key_id": "access_key_id",
+    "aws_secret_access_key": "secret_access_key",
+}
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """Everything needed to open a :class:`graveler.Graveler` client; plain data, so a trigger
+    can build it in the event loop and open the client in a worker thread."""
+
+    database_url: str
+    home: str
+    store_options: Mapping[str, str] = field(default_factory=dict)
+    cache_ram_bytes: int | None = None
+    cache_disk_bytes: int | None = None
+
+    def open(self) -> Graveler:
+        """A new client (runs graveler's idempotent schema upgrade); close it when done."""
+        return Graveler(
+            home=self.home,
+            database_url=self.database_url,
+            cache_ram_bytes=self.cache_ram_bytes,
+            cache_disk_bytes=self.cache_disk_bytes,
+            store_options=dict(self.store_options),
+        )
+
+
+def settings_from_connection(
+    login: str | None, password: str | None, extra: Mapping[str, Any]
+) -> ClientSettings:
+    """Client settings from a connection's login, password and extra fields.
+
+    Raises InvalidArgument for an unparsable database URL or non-integer cache budgets; blank
+    extra values count as unset.
+    """
+    values = {k: v for k, v in extra.items() if v not in (None, "")}
+    home = str(values.get("home") or default_home())
+    url = str(values.get("database_url") or f"sqlite:///{Path(home).absolute() / 'graveler.db'}")
+    return ClientSettings(
+        database_url=_with_credentials(url, login, password),
+        home=home,
+        store_options={opt: str(values[key]) for key, opt in _S3_OPTIONS.items() if key in values},
+        cache_ram_bytes=_optional_int(values, "cache_ram_bytes"),
+        cache_disk_bytes=_optional_int(values, "cache_disk_bytes"),
+    )
+
+
+def default_home() -> str:
+    """``$AIRFLOW_HOME/graveler`` (``~/airflow/graveler`` when AIRFLOW_HOME is unset)."""
+    airflow_home = os.environ.get("AIRFLOW_HOME") or os.path.expanduser("~/airflow")
+    return os.path.join(airflow_home, "graveler")
+
+
+def _with_credentials(url: str, login: str | None, password: str | None) -> str:
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise InvalidArgument(f"graveler connection: invalid database_url {url!r}: {exc}") from exc
+    if login and parsed.username is None:
+        parsed = parsed.set(username=login, password=password or None)
+    return parsed.render_as_string(hide_password=False)
+
+
+def _optional_int(values: Mapping[str, Any], key: str) -> int | None:
+    raw = values.get(key)
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        message = f"graveler connection: {key} must be an integer, got {raw!r}"
+        raise InvalidArgument(message) from None
+
+
+class GravelerHook(BaseHook):
+    """A graveler client bound to an Airflow connection of type ``graveler``.
+
+    >>> with GravelerHook("graveler_default") as hook:          # doctest: +SKIP
+    ...     repo = hook.get_repository("lake")
+    ...     repo.commit("etl", "nightly load")
+
+    The client (one SQLAlchemy engine, one tree cache) is opened on first use and released by
+    :meth:`close` (or leaving the ``with`` block).
+    """
+
+    conn_name_attr = "graveler_conn_id"
+    default_conn_name = "graveler_default"
+    conn_type = "graveler"
+    hook_name = "Graveler"
+
+    def __init__(self, graveler_conn_id: str = default_conn_name, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.graveler_conn_id = graveler_conn_id
+        self._client: Graveler | None = None
+
+    def get_settings(self) -> ClientSettings:
+        """The client settings stored in the connection."""
+        conn = self.get_connection(self.graveler_conn_id)
+        return settings_from_connection(conn.login, conn.password, conn.extra_dejson)
+
+    def get_conn(self) -> Graveler:
+        """The hook's client, opened on first call."""
+        if self._client is None:
+            self._client = self.get_settings().open()
+        return self._client
+
+    def get_repository(self, name: str) -> Repository:
+        """A handle on repository ``name``; raises RepositoryNotFound when it does not exist."""
+        return self.get_conn().repository(name)
+
+    def close(self) -> None:
+        """Release the client's database connections (a later call opens a new client)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> GravelerHook:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def test_connection(self) -> tuple[bool, str]:
+        """Open the refs database (creating or upgrading graveler's tables) and list the
+        repositories; returns ``(ok, message)`` as Airflow's "Test" button expects."""
+        try:
+            with self:
+                names = [r.name for r in self.get_conn().list_repositories()]
+        except GravelerError as exc:
+            return False, f"{type(exc).__name__}: {exc}"
+        shown = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
+        return True, f"Connected: {len(names)} repositories" + (f" ({shown})" if names else "")

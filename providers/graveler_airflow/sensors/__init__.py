@@ -1,0 +1,1 @@
+"""Sensors of the graveler Airflow provider."""

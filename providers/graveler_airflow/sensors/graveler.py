@@ -1,0 +1,151 @@
+"""Sensors waiting for graveler state; deferrable through :mod:`graveler_airflow.triggers`.
+
+Both sensors return (push to XCom) the commit ID of the branch head they saw.
+
+* :class:`GravelerCommitSensor`: ``branch`` gets a new commit, i.e. its head is no longer
+  ``prev_commit_id``. Without ``prev_commit_id`` the head seen by the first poke is the
+  baseline (so that needs ``mode="poke"`` or ``deferrable=True``: a rescheduled sensor would
+  forget it).
+* :class:`GravelerDiffSensor`: the committed contents of ``branch`` differ from ``ref`` under
+  ``prefix``.
+
+With ``deferrable=True`` (default: ``[operators] default_deferrable``) the sensor checks once,
+then hands the wait to the triggerer and frees its worker slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import BaseSensorOperator, PokeReturnValue, conf
+
+from graveler.errors import GravelerError, InvalidArgument
+from graveler_airflow.hooks.graveler import GravelerHook
+from graveler_airflow.triggers.graveler import (
+    DEFAULT_POLL_INTERVAL,
+    GravelerCommitTrigger,
+    GravelerDiffTrigger,
+    branch_head,
+    first_difference,
+)
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+    from airflow.triggers.base import BaseTrigger
+
+
+class GravelerSensorError(GravelerError):
+    """The trigger behind a deferred graveler sensor reported a failure."""
+
+
+class _GravelerSensor(BaseSensorOperator):
+    template_fields: Sequence[str] = ("repository", "branch")
+    ui_color = "#b6d7a8"
+
+    def __init__(
+        self,
+        *,
+        repository: str,
+        branch: str,
+        graveler_conn_id: str = GravelerHook.default_conn_name,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        trigger_poll_interval: float = DEFAULT_POLL_INTERVAL,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.repository = repository
+        self.branch = branch
+        self.graveler_conn_id = graveler_conn_id
+        self.deferrable = deferrable
+        self.trigger_poll_interval = trigger_poll_interval
+
+    def execute(self, context: Context) -> Any:
+        if not self.deferrable:
+            return super().execute(context)
+        done = self.poke(context)
+        if done:
+            return done.xcom_value
+        self.defer(
+            trigger=self.make_trigger(),
+            method_name="execute_complete",
+            timeout=timedelta(seconds=self.timeout),
+        )
+
+    def execute_complete(self, context: Context, event: dict[str, Any]) -> str:
+        """Resume after the trigger fired: the branch head it saw, or the trigger's error."""
+        if event.get("status") != "success":
+            raise GravelerSensorError(str(event.get("message", event)))
+        self.log.info("Trigger fired: %s", event)
+        return str(event["commit_id"])
+
+    def poke(self, context: Context) -> PokeReturnValue:
+        with GravelerHook(self.graveler_conn_id) as hook:
+            commit_id = self.check(hook)
+        return PokeReturnValue(is_done=commit_id is not None, xcom_value=commit_id)
+
+    def check(self, hook: GravelerHook) -> str | None:
+        """The branch head when the condition holds, else None."""
+        raise NotImplementedError
+
+    def make_trigger(self) -> BaseTrigger:
+        raise NotImplementedError
+
+    def _trigger_kwargs(self) -> dict[str, Any]:
+        return {
+            "repository": self.repository,
+            "branch": self.branch,
+            "graveler_conn_id": self.graveler_conn_id,
+            "poll_interval": self.trigger_poll_interval,
+        }
+
+
+class GravelerCommitSensor(_GravelerSensor):
+    """Wait until ``branch`` gets a new commit; returns its commit ID."""
+
+    template_fields: Sequence[str] = (*_GravelerSensor.template_fields, "prev_commit_id")
+
+    def __init__(self, *, prev_commit_id: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.prev_commit_id = prev_commit_id
+        self._baseline_taken = prev_commit_id is not None
+
+    def check(self, hook: GravelerHook) -> str | None:
+        head = branch_head(hook.get_conn(), self.repository, self.branch)
+        if not self._baseline_taken:
+            if self.mode == "reschedule":
+                raise InvalidArgument(
+                    "GravelerCommitSensor in reschedule mode needs prev_commit_id: a "
+                    "rescheduled sensor cannot remember the head it saw first"
+                )
+            self.prev_commit_id, self._baseline_taken = head, True
+            self.log.info("Waiting for a commit on %s after %s", self.branch, head)
+            return None
+        return head if head is not None and head != self.prev_commit_id else None
+
+    def make_trigger(self) -> BaseTrigger:
+        return GravelerCommitTrigger(prev_commit_id=self.prev_commit_id, **self._trigger_kwargs())
+
+
+class GravelerDiffSensor(_GravelerSensor):
+    """Wait until ``branch`` differs from ``ref`` under ``prefix``; returns the branch head."""
+
+    template_fields: Sequence[str] = (*_GravelerSensor.template_fields, "ref", "prefix")
+
+    def __init__(self, *, ref: str = "main", prefix: str = "", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.ref = ref
+        self.prefix = prefix
+
+    def check(self, hook: GravelerHook) -> str | None:
+        found = first_difference(
+            hook.get_conn(), self.repository, self.branch, self.ref, self.prefix
+        )
+        if found is None:
+            return None
+        self.log.info("%s differs from %s at %s", self.branch, self.ref, found[2])
+        return found[0]
+
+    def make_trigger(self) -> BaseTrigger:
+        return GravelerDiffTrigger(ref=self.ref, prefix=self.prefix, **self._trigger_kwargs())

@@ -1,0 +1,238 @@
+"""The provider's registration, connection settings, asset scheme and DAG wiring.
+
+These run in the pytest process (importing ``airflow.sdk`` only); what needs Airflow's
+ProvidersManager or metadata database runs in a worker or goes through the ``airflow`` CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import jsonschema
+import pytest
+
+from graveler.errors import InvalidArgument, InvalidURI
+from graveler.refs.migrate import head_revision
+from graveler.validate import branch_name
+from graveler_airflow.get_provider_info import get_provider_info
+from graveler_airflow.hooks.graveler import GravelerHook, settings_from_connection
+from tests.airflow.harness import AirflowEnv, Workers, provider_view
+
+AIRFLOW_PACKAGE = Path(__import__("airflow").__file__).parent
+
+
+def _schema(name: str) -> dict:
+    return json.loads((AIRFLOW_PACKAGE / name).read_text())
+
+
+def test_provider_info_validates_against_airflows_schemas() -> None:
+    info = get_provider_info()
+    jsonschema.validate(info, _schema("provider_info.schema.json"))
+    behaviour = info["connection-types"][0]["ui-field-behaviour"]
+    jsonschema.validate(
+        {
+            "hidden_fields": behaviour["hidden-fields"],
+            "relabeling": behaviour["relabeling"],
+            "placeholders": behaviour["placeholders"],
+        },
+        _schema("customized_form_field_behaviours.schema.json"),
+    )
+    assert info["package-name"] == "graveler"
+
+
+def test_airflow_discovers_the_provider_through_its_entry_point(workers: Workers) -> None:
+    view = workers.call(provider_view)
+    assert "graveler" in view["providers"]
+    assert view["hook"] == "graveler_airflow.hooks.graveler.GravelerHook"
+    assert view["hook_name"] == "Graveler" and view["connection_testable"]
+    assert "graveler" in view["asset_schemes"] and "graveler" in view["asset_factories"]
+    assert view["db_managers"] == ["graveler_airflow.db_manager.GravelerDBManager"]
+    assert "extra__graveler__database_url" in view["widgets"]
+    assert view["behaviour"]["relabeling"]["password"] == "Database password"
+    assert view["triggers"] == ["graveler_airflow.triggers.graveler"]
+
+
+def test_airflow_db_migrate_creates_graveler_tables(airflow_env: AirflowEnv) -> None:
+    with sqlite3.connect(airflow_env.metadata_db) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        version = db.execute("SELECT version_num FROM graveler_alembic_version").fetchone()
+    assert {"graveler_branches", "graveler_commits", "graveler_staged_entries"} <= tables
+    assert "dag_run" in tables  # Airflow's own, in the same database
+    assert version == (head_revision(),)
+
+
+@pytest.mark.postgres
+def test_db_manager_upgrades_a_postgres_metadata_db(pg_schema_url: str, tmp_path: Path) -> None:
+    from sqlalchemy import create_engine, inspect
+    from sqlalchemy.orm import Session
+
+    from graveler.client import Graveler
+    from graveler_airflow.db_manager import GravelerDBManager
+
+    engine = create_engine(pg_schema_url)
+    try:
+        with Session(engine) as session:
+            manager = GravelerDBManager(session)
+            assert not manager.check_migration()
+            manager.initdb()
+            manager.upgradedb()  # idempotent
+            assert manager.check_migration()
+        assert "graveler_branches" in inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
+    with Graveler(home=tmp_path, database_url=pg_schema_url) as gv:
+        assert gv.create_repository("lake").resolve("main").commit.parents == ()
+
+
+def test_connection_settings_defaults_and_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW_HOME", "/opt/airflow")
+    default = settings_from_connection(None, None, {})
+    assert default.home == "/opt/airflow/graveler"
+    assert default.database_url == "sqlite:////opt/airflow/graveler/graveler.db"
+    assert default.store_options == {}
+    full = settings_from_connection(
+        "gv",
+        "p@ss/word",
+        {
+            "database_url": "postgresql+psycopg://db.internal:5432/airflow",
+            "home": "/cache",
+            "s3_endpoint_url": "http://127.0.0.1:9000",
+            "s3_region": "eu-west-1",
+            "aws_access_key_id": "AKIA",
+            "aws_secret_access_key": "secret",
+            "cache_ram_bytes": "1024",
+            "cache_disk_bytes": "",
+        },
+    )
+    assert full.database_url == "postgresql+psycopg://gv:p%40ss%2Fword@db.internal:5432/airflow"
+    assert full.store_options == {
+        "endpoint_url": "http://127.0.0.1:9000",
+        "region": "eu-west-1",
+        "access_key_id": "AKIA",
+        "secret_access_key": "secret",
+    }
+    assert (full.cache_ram_bytes, full.cache_disk_bytes) == (1024, None)
+    kept = settings_from_connection("other", "x", {"database_url": "postgresql://u:v@h/d"})
+    assert kept.database_url == "postgresql://u:v@h/d"
+
+
+@pytest.mark.parametrize("extra", [{"database_url": "not a url"}, {"cache_ram_bytes": "lots"}])
+def test_connection_settings_refuse_bad_values(extra: dict[str, str]) -> None:
+    with pytest.raises(InvalidArgument):
+        settings_from_connection(None, None, extra)
+
+
+def test_hook_test_connection(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    good = {
+        "conn_type": "graveler",
+        "extra": {"database_url": f"sqlite:///{tmp_path}/r.db", "home": str(tmp_path)},
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_GV_GOOD", json.dumps(good))
+    hook = GravelerHook("gv_good")
+    hook.get_conn().create_repository("lake")
+    hook.close()
+    assert GravelerHook("gv_good").test_connection() == (True, "Connected: 1 repositories (lake)")
+    bad = {"conn_type": "graveler", "extra": {"database_url": "mysql://h/d", "home": str(tmp_path)}}
+    monkeypatch.setenv("AIRFLOW_CONN_GV_BAD", json.dumps(bad))
+    ok, message = GravelerHook("gv_bad").test_connection()
+    assert not ok and "unsupported database 'mysql'" in message
+
+
+def test_asset_uri_handler_and_factory() -> None:
+    from airflow.sdk import Asset
+
+    from graveler_airflow.assets.graveler import create_asset, graveler_asset, sanitize_uri
+
+    clean = sanitize_uri(urlsplit("graveler://lake/main//clean/weather"))
+    assert clean.geturl() == "graveler://lake/main/clean/weather"
+    for bad in ("graveler:///main/x", "graveler://Not_A_Repo/main", "graveler://lake"):
+        with pytest.raises(InvalidURI):
+            sanitize_uri(urlsplit(bad))
+    asset = graveler_asset("lake", "main", "clean/weather/")
+    assert asset.name == asset.uri == "graveler://lake/main/clean/weather"
+    assert create_asset(repository="lake", ref="main") == graveler_asset("lake", "main")
+    # Airflow applies the registered handler when it builds an Asset.
+    assert Asset("graveler://lake/main//clean/weather/").uri == "graveler://lake/main/clean/weather"
+
+
+def test_merge_asset_paths_cover_every_level_and_respect_the_limit(tmp_path: Path) -> None:
+    from graveler.client import Graveler
+    from graveler_airflow.assets.graveler import merge_changes
+
+    with Graveler(home=tmp_path) as gv:
+        repo = gv.create_repository("lake")
+        base = repo.resolve("main").commit.id
+        for path in ("clean/weather/p0.parquet", "clean/weather/p1.parquet", "raw/w.csv"):
+            repo.put("main", path, path.encode())
+        head = repo.commit("main", "data").id
+        changes = merge_changes(repo, "main", base, head)
+        assert [(c.uri.split("/main", 1)[1], c.extra["changes"]) for c in changes] == [
+            ("", 3),
+            ("/clean", 2),
+            ("/raw", 1),
+            ("/clean/weather", 2),
+        ]
+        assert changes[0].extra["commit_id"] == head
+        assert changes[0].extra["previous_commit_id"] == base
+        assert len(merge_changes(repo, "main", base, head, limit=3)) == 3
+        explicit = merge_changes(repo, "main", base, head, paths=["raw/w.csv", "nothing"])
+        assert [c.uri for c in explicit] == ["graveler://lake/main/raw/w.csv"]
+
+
+@pytest.mark.parametrize(
+    "run_id",
+    [
+        "manual__2026-11-22T03:07:50.401529+00:00",
+        "scheduled__2024-01-01T00:00:00+00:00",
+        "weird .. run~id^with:all [the] ?chars*",
+        "x" * 400,
+    ],
+)
+def test_run_branch_names_are_valid_and_distinct(run_id: str) -> None:
+    from graveler_airflow.run_branch import run_branch_name
+
+    name = run_branch_name("my.dag-id", run_id)
+    assert branch_name(name) == name and name.startswith("airflow-my.dag-id-")
+    assert name != run_branch_name("my.dag-id", run_id + "!")
+    assert name == run_branch_name("my.dag-id", run_id)
+
+
+def test_run_branch_wires_create_before_and_merge_after_the_group() -> None:
+    from airflow.sdk import DAG, TriggerRule, task
+
+    from graveler_airflow import GravelerRunBranch
+
+    with DAG("wiring", schedule=None) as dag:
+
+        @task
+        def before() -> None: ...
+
+        @task
+        def one(branch: str) -> None: ...
+
+        @task
+        def two() -> None: ...
+
+        @task
+        def after() -> None: ...
+
+        with GravelerRunBranch("lake", group_id="run", delete_on_failure=True) as run:
+            a = one(run.branch)
+            b = two()
+        upstream, downstream = before(), after()
+        upstream >> run.group >> downstream
+
+    tasks = dag.task_dict
+    assert set(tasks["run.create_branch"].downstream_task_ids) >= {a.operator.task_id, "run.two"}
+    assert tasks["run.merge"].upstream_task_ids == {"run.one", "run.two"}
+    assert tasks["run.merge"].trigger_rule == TriggerRule.NONE_FAILED
+    assert tasks["run.create_branch"].upstream_task_ids == {"before"}
+    assert tasks["after"].upstream_task_ids == {"run.merge"}
+    discard = tasks["run.discard"]
+    assert discard.is_teardown and tasks["run.create_branch"].is_setup
+    assert discard.upstream_task_ids == {"run.merge", "run.create_branch"}
+    assert run.branch_template == "{{ ti.xcom_pull(task_ids='run.create_branch') }}"
+    assert b.operator.task_id == "run.two"
