@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXTRAS ?= dev,s3,postgres,airflow,dagster,spark,fsspec,dataframes
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv test test-fast lint typecheck postgres demo bench clean
+.PHONY: venv test test-fast lint typecheck postgres demo tour bench clean
 
 venv: $(STAMP)
 
@@ -28,14 +28,20 @@ test-fast: venv
 	$(PY) -m pytest -q -x -p no:cacheprovider -m 'not slow'
 
 lint: venv
-	$(PY) -m ruff check graveler tests benchmarks
+	$(PY) -m ruff check graveler tests benchmarks providers/graveler_airflow dags_examples
 	$(PY) -m mypy
+	$(PY) -m mypy --ignore-missing-imports providers/graveler_airflow
 
+# The example Airflow DAG (dags_examples/airflow), run end to end by Airflow under ./.demo.
 demo: venv
+	$(PY) dags_examples/airflow/demo.py
+
+# A quick tour of the Python API, no orchestrator.
+tour: venv
 	$(PY) -m graveler.demo
 
 bench: venv
 	$(PY) -m benchmarks committed
 
 clean:
-	rm -rf $(VENV) .graveler .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .graveler .graveler-demo .demo .pytest_cache .mypy_cache .ruff_cache .hypothesis

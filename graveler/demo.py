@@ -1,4 +1,4 @@
-"""``make demo``: a first tour of graveler on the embedded default (SQLite + local disk).
+"""``make tour``: a first tour of graveler on the embedded default (SQLite + local disk).
 
 A tiny pipeline run gets its own branch, writes raw and cleaned data there, validates it,
 commits, shows the diff against ``main``, merges into ``main`` and prints the log. A second run

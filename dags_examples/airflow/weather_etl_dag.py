@@ -39,10 +39,7 @@ def write_parquet_to_branch(df: Any, repo: Repository, branch: str, path: str) -
     branch (one transaction for all of them, no copy). Nothing is visible outside the run
     branch until it is merged."""
     scratch = f"_scratch/{uuid.uuid4().hex}"
-    target = repo.store.local_path(scratch)
-    if target is None:
-        raise NotImplementedError("this example needs a local storage namespace")
-    df.write.parquet(target)
+    df.write.parquet(_local_path(repo, scratch))
     entries = [
         repo.make_linked_entry(f"{path}/{info.key.rsplit('/', 1)[-1]}", info.key)
         for info in repo.store.list(scratch + "/")
@@ -52,6 +49,13 @@ def write_parquet_to_branch(df: Any, repo: Repository, branch: str, path: str) -
     old = [e.path for e in repo.iter_objects(branch, path + "/") if e.path not in fresh]
     repo.delete_many(branch, old)
     return repo.stage_entries(branch, entries)
+
+
+def _local_path(repo: Repository, key: str) -> str:
+    path = repo.store.local_path(key)
+    if path is None:
+        raise NotImplementedError("this example needs a local (file://) storage namespace")
+    return path
 
 
 def _repository(hook: GravelerHook) -> Repository:
@@ -93,7 +97,7 @@ with (
         try:
             with GravelerHook() as hook:
                 repo = _repository(hook)
-                raw = repo.store.local_path(repo.stat(branch, RAW).physical_address)
+                raw = _local_path(repo, repo.stat(branch, RAW).physical_address)
                 df = spark.read.csv(raw, header=True, schema="city STRING, temp_c DOUBLE")
                 clean = df.where(F.col("temp_c").isNotNull()).withColumn(
                     "temp_f", F.round(F.col("temp_c") * 9 / 5 + 32, 1)

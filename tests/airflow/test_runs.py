@@ -37,6 +37,8 @@ def test_successful_run_merges_into_main_with_run_metadata(
     assert head.metadata[lineage.URL].endswith("/tasks/run.merge?try_number=1")
     assert {p: lake.get("main", p).decode() for p in writes} == writes
     assert _other_branches(lake) == []  # merged run branches are deleted
+    branch = result["xcoms"]["run.create_branch:return_value"]
+    assert result["xcoms"]["run.branch_from_template:return_value"] == branch
 
 
 def test_failed_validation_leaves_main_untouched_and_keeps_the_branch(

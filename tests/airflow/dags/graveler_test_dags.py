@@ -75,7 +75,13 @@ with (
             raise ValueError(f"validation failed on {branch}: rejected by the test")
         return count
 
+    @task
+    def branch_from_template(name: str) -> str:
+        """Receives the branch name through Jinja templating (not through an XComArg)."""
+        return name
+
     write(run.branch) >> validate(run.branch)
+    branch_from_template(run.branch_template)
 
 
 with (
