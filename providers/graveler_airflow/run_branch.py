@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import AssetAlias, TaskGroup, TriggerRule, XComArg
 
+from graveler.committed.merge import MergeStrategy
 from graveler.errors import AlreadyExists, BranchNotFound, MergeConflict, NoChanges
 from graveler_airflow.assets.graveler import DEFAULT_LIMIT
 from graveler_airflow.hooks.graveler import GravelerHook
@@ -217,6 +218,7 @@ class GravelerRunBranch:
         branch_prefix: str = "airflow",
         **group_kwargs: Any,
     ) -> None:
+        MergeStrategy.parse(strategy)  # a bad strategy fails at parse time, not after a run
         into = into or source
         common: dict[str, Any] = {
             "repository": repository,

@@ -7,6 +7,7 @@ so the unit tests that import ``airflow.sdk`` never touch ``~/airflow``.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
@@ -22,6 +23,7 @@ from graveler.repository import Repository
 from tests.airflow.harness import AirflowEnv, Workers, airflow_cli, make_env
 
 _BASE = Path(tempfile.mkdtemp(prefix="graveler-airflow-"))
+atexit.register(shutil.rmtree, _BASE, True)
 AIRFLOW = make_env(_BASE)
 os.environ.update({k: v for k, v in AIRFLOW.env.items() if k.startswith("AIRFLOW")})
 for _entry in AIRFLOW.env["PYTHONPATH"].split(os.pathsep):
@@ -30,12 +32,11 @@ for _entry in AIRFLOW.env["PYTHONPATH"].split(os.pathsep):
 
 
 @pytest.fixture(scope="session")
-def airflow_env() -> Iterator[AirflowEnv]:
+def airflow_env() -> AirflowEnv:
     """The session's Airflow, its metadata database migrated by ``airflow db migrate``."""
     done = airflow_cli(AIRFLOW, "db", "migrate")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    yield AIRFLOW
-    shutil.rmtree(_BASE, ignore_errors=True)
+    return AIRFLOW
 
 
 @pytest.fixture(scope="session")

@@ -236,3 +236,12 @@ def test_run_branch_wires_create_before_and_merge_after_the_group() -> None:
     assert discard.upstream_task_ids == {"run.merge", "run.create_branch"}
     assert run.branch_template == "{{ ti.xcom_pull(task_ids='run.create_branch') }}"
     assert b.operator.task_id == "run.two"
+
+
+def test_run_branch_refuses_a_bad_strategy_when_the_dag_is_parsed() -> None:
+    from airflow.sdk import DAG
+
+    from graveler_airflow import GravelerRunBranch
+
+    with DAG("bad_strategy", schedule=None), pytest.raises(InvalidArgument, match="strategy"):
+        GravelerRunBranch("lake", strategy="ours")

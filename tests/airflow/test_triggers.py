@@ -181,3 +181,39 @@ def test_deferred_sensors_resume_with_the_commit_id(
     assert result["state"] == "success", result
     assert result["xcoms"]["commit_sensor:return_value"] == commit_id
     assert result["xcoms"]["diff_sensor:return_value"] == commit_id
+
+
+def test_commit_sensor_pokes_against_the_head_it_saw_first(conn: str, lake: Repository) -> None:
+    from graveler.errors import InvalidArgument
+    from graveler_airflow import GravelerCommitSensor, GravelerDiffSensor
+
+    lake.create_branch("incoming", "main")
+    sensor = GravelerCommitSensor(
+        task_id="s",
+        repository=lake.name,
+        branch="incoming",
+        prev_commit_id="",
+        graveler_conn_id=conn,
+    )
+    assert not sensor.poke({})  # first look: the baseline ("" renders as unset)
+    assert not sensor.poke({})
+    lake.put("incoming", "raw/a.csv", b"a")
+    commit_id = lake.commit("incoming", "new data").id
+    assert sensor.poke({}).xcom_value == commit_id
+
+    diff = GravelerDiffSensor(
+        task_id="d", repository=lake.name, branch="incoming", prefix="raw/", graveler_conn_id=conn
+    )
+    assert diff.poke({}).xcom_value == commit_id
+    diff.prefix = "clean/"
+    assert not diff.poke({})
+
+    rescheduled = GravelerCommitSensor(
+        task_id="r",
+        repository=lake.name,
+        branch="incoming",
+        mode="reschedule",
+        graveler_conn_id=conn,
+    )
+    with pytest.raises(InvalidArgument, match="needs prev_commit_id"):
+        rescheduled.poke({})

@@ -5,21 +5,17 @@ engine from the connection. The refs database may be a separate one or the very 
 holds Airflow's metadata (``airflow db migrate`` then creates graveler's tables there, see
 :mod:`graveler_airflow.db_manager`).
 
-Connection fields (the ``graveler`` connection form shows them with these labels):
+Connection fields (labels as shown in the connection form):
 
-==========================  ===================================================================
-``extra.database_url``      Refs database URL (``postgresql+psycopg://host/db``,
-                            ``sqlite:////abs/path.db``). Default: SQLite in the cache directory,
-                            which only suits a single machine.
-``login`` / ``password``    Database user / password, put into the URL when it has none.
-``extra.home``              Cache directory: tree cache and default local storage namespaces.
-                            Default: ``$AIRFLOW_HOME/graveler``.
-``extra.s3_endpoint_url``   S3 endpoint (MinIO and other S3-compatible stores).
-``extra.s3_region``         S3 region.
-``extra.aws_access_key_id`` / ``extra.aws_secret_access_key``: S3 credentials (otherwise boto3's
-                            usual chain).
-``extra.cache_ram_bytes`` / ``extra.cache_disk_bytes``: tree cache budgets.
-==========================  ===================================================================
+* ``extra.database_url`` (Refs database URL): ``postgresql+psycopg://host/db``,
+  ``sqlite:////abs/path.db``... Default: SQLite in the cache directory, one machine only.
+* ``login`` / ``password`` (Database user / password): put into the URL when it has none.
+* ``extra.home`` (Cache directory): tree cache and default local storage namespaces.
+  Default: ``$AIRFLOW_HOME/graveler``.
+* ``extra.s3_endpoint_url``, ``extra.s3_region``, ``extra.aws_access_key_id``,
+  ``extra.aws_secret_access_key``: S3 settings (otherwise boto3's usual chain). They apply to
+  ``s3://`` storage namespaces only.
+* ``extra.cache_ram_bytes``, ``extra.cache_disk_bytes``: tree cache budgets.
 """
 
 from __future__ import annotations
@@ -40,18 +36,6 @@ from graveler.errors import GravelerError, InvalidArgument
 
 if TYPE_CHECKING:
     from graveler.repository import Repository
-
-#: Extra keys a ``graveler`` connection understands.
-EXTRA_FIELDS = (
-    "database_url",
-    "home",
-    "s3_endpoint_url",
-    "s3_region",
-    "aws_access_key_id",
-    "aws_secret_access_key",
-    "cache_ram_bytes",
-    "cache_disk_bytes",
-)
 
 _S3_OPTIONS = {
     "s3_endpoint_url": "endpoint_url",

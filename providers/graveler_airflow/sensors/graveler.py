@@ -109,23 +109,30 @@ class GravelerCommitSensor(_GravelerSensor):
     def __init__(self, *, prev_commit_id: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.prev_commit_id = prev_commit_id
-        self._baseline_taken = prev_commit_id is not None
+        self._baseline: str | None = None
+        self._has_baseline = False
 
     def check(self, hook: GravelerHook) -> str | None:
         head = branch_head(hook.get_conn(), self.repository, self.branch)
-        if not self._baseline_taken:
-            if self.mode == "reschedule":
-                raise InvalidArgument(
-                    "GravelerCommitSensor in reschedule mode needs prev_commit_id: a "
-                    "rescheduled sensor cannot remember the head it saw first"
-                )
-            self.prev_commit_id, self._baseline_taken = head, True
-            self.log.info("Waiting for a commit on %s after %s", self.branch, head)
-            return None
-        return head if head is not None and head != self.prev_commit_id else None
+        if not self._has_baseline:
+            self._has_baseline = True
+            self._baseline = self.prev_commit_id or None  # a template may render to ""
+            if self._baseline is None:
+                self._first_look(head)
+                return None
+        return head if head is not None and head != self._baseline else None
+
+    def _first_look(self, head: str | None) -> None:
+        if self.mode == "reschedule":
+            raise InvalidArgument(
+                "GravelerCommitSensor in reschedule mode needs prev_commit_id: a "
+                "rescheduled sensor cannot remember the head it saw first"
+            )
+        self._baseline = head
+        self.log.info("Waiting for a commit on %s after %s", self.branch, head)
 
     def make_trigger(self) -> BaseTrigger:
-        return GravelerCommitTrigger(prev_commit_id=self.prev_commit_id, **self._trigger_kwargs())
+        return GravelerCommitTrigger(prev_commit_id=self._baseline, **self._trigger_kwargs())
 
 
 class GravelerDiffSensor(_GravelerSensor):
