@@ -10,9 +10,13 @@ import argparse
 import json
 import sys
 
-from benchmarks import committed, staged_commit
+from benchmarks import committed, ranges, staged_commit
 
-SUITES = {"committed": committed.run, "staged-commit": staged_commit.run}
+SUITES = {
+    "committed": committed.run,
+    "ranges": ranges.run,
+    "staged-commit": staged_commit.run,
+}
 
 
 def parse_size(text: str) -> int:

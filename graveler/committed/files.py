@@ -30,7 +30,9 @@ from graveler.objectstore.port import ObjectStore
 from graveler.sstable import SstReader, SstWriter
 
 TREE_PREFIX = "_graveler/"
-_RECORD_OVERHEAD = 250  # measured Python object overhead per decoded record (tuple, 3 bytes, dict slot)
+_RECORD_OVERHEAD = (
+    250  # measured Python object overhead per decoded record (tuple, 3 bytes, dict slot)
+)
 
 
 class RangeData:
