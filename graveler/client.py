@@ -8,8 +8,9 @@ Configuration (arguments win over environment):
 * ``database_url`` / ``GRAVELER_DATABASE_URL``: any SQLAlchemy URL (``sqlite:///...``,
   ``postgresql+psycopg://...``); default ``sqlite:///<home>/graveler.db``.
 * ``GRAVELER_CACHE_RAM_BYTES``, ``GRAVELER_CACHE_DISK_BYTES``: tree cache budgets.
-* S3 settings are passed to :func:`graveler.objectstore.open_object_store` via
-  ``store_options`` (endpoint_url, region, credentials) or the usual AWS environment.
+* S3 settings are passed to :func:`graveler.objectstore.open_object_store` for ``s3://``
+  namespaces via ``store_options`` (endpoint_url, region, credentials) or the usual AWS
+  environment (``GRAVELER_S3_ENDPOINT_URL``, ``AWS_*``).
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ class Graveler:
         with self._lock:
             store = self._stores.get(namespace)
             if store is None:
-                store = self._stores[namespace] = open_object_store(namespace, **self.store_options)
+                options = self.store_options if namespace.startswith("s3://") else {}
+                store = self._stores[namespace] = open_object_store(namespace, **options)
             return store
 
     def default_namespace(self, name: str) -> str:
