@@ -22,7 +22,6 @@ from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_setting
 from graveler.model import EMPTY_METARANGE_ID, RangeSettings
 from graveler.objectstore.port import ObjectStore
 
-
 #: A batch holding more than 1/WHOLE_INDEX_RATIO of a tree's records probes a whole-tree dict.
 WHOLE_INDEX_RATIO = 20
 #: RAM cost of one whole-tree index slot (dict entry + index), for the cache budget.

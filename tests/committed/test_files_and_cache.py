@@ -182,6 +182,6 @@ def test_derived_objects_stay_in_ram_and_are_built_once(tmp_path):
 def test_large_batches_use_a_whole_tree_index(manager_factory):
     cm = manager_factory(SETTINGS)
     mid = build(cm)
-    found = cm.get_many(mid, KEYS[::10] + [b"absent"])
-    assert [r.key if r else None for r in found] == KEYS[::10] + [None]
+    found = cm.get_many(mid, [*KEYS[::10], b"absent"])
+    assert [r.key if r else None for r in found] == [*KEYS[::10], None]
     assert cm.files.cache.peek(mid + "#index") is not None
