@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import mimetypes
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -293,6 +293,23 @@ class Repository:
             raise ObjectNotFound(f"no object {path!r} at {ref!r} in {self.name!r}")
         return entries.decode(key, rec.value)
 
+    def stat_many(self, ref: str, paths: Sequence[str]) -> list[ObjectEntry | None]:
+        """Entries for many paths at once (None where absent), aligned with ``paths``.
+        Committed lookups are batched; a branch's staged changes are consulted per path."""
+        keys = [validate.object_key(p) for p in paths]
+        resolved = self.resolve(ref)
+        records = self.committed.get_many(resolved.commit.metarange_id, keys)
+        out = [None if r is None else entries.decode(r.key, r.value) for r in records]
+        if resolved.branch is not None:
+            tokens = branch_tokens(resolved.branch)
+            if resolved.branch.sealed_tokens or self.staging.count_staged(tokens[0]):
+                for i, key in enumerate(keys):
+                    staged = staged_lookup(self.staging, tokens, key)
+                    if staged is not None:
+                        value = staged.value
+                        out[i] = None if value is None else entries.decode(key, value)
+        return out
+
     def open(self, ref: str, path: str) -> BinaryIO:
         """A streaming reader of the object's bytes."""
         return self.store.open(self.stat(ref, path).physical_address)
@@ -339,6 +356,7 @@ class Repository:
     reset = operations.reset
     diff = operations.diff_refs
     diff_uncommitted = operations.diff_uncommitted
+    import_entries = operations.import_entries
 
     def log(self, ref: str, amount: int | None = None) -> Iterator[Commit]:
         if amount is not None and amount < 0:
