@@ -27,13 +27,16 @@ from graveler.commits import make_commit
 from graveler.committed.cache import DEFAULT_DISK_BYTES, DEFAULT_RAM_BYTES, TieredCache
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
 from graveler.errors import AlreadyExists, InvalidArgument
-from graveler.model import EMPTY_METARANGE_ID, Branch, RangeSettings
+from graveler.lru import LruCache
+from graveler.model import EMPTY_METARANGE_ID, Branch, Commit, RangeSettings
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore import ObjectStore, open_object_store
 from graveler.refs.sql import SqlMetadataStore
 from graveler.repository import Repository, new_staging_token
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
+#: Commits kept in memory per client (they are immutable; lakeFS keeps 50,000 too).
+COMMIT_CACHE_SIZE = 50_000
 
 
 class Graveler:
@@ -58,6 +61,7 @@ class Graveler:
             or _env_int("GRAVELER_CACHE_DISK_BYTES", DEFAULT_DISK_BYTES),
         )
         self.store_options = dict(store_options or {})
+        self.commit_cache: LruCache[tuple[str, str], Commit] = LruCache(COMMIT_CACHE_SIZE)
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -116,6 +120,7 @@ class Graveler:
         """Delete the repository's refs and staging. Object data in the namespace is kept."""
         self.metadata.get_repository(name)
         self.metadata.delete_repository(name)
+        self.commit_cache.clear()
 
     def _check_namespace_free(self, name: str, namespace: str) -> None:
         for other in self.metadata.list_repositories():

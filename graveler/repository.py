@@ -81,7 +81,14 @@ class Repository:
     # --- refs -----------------------------------------------------------------------------------
 
     def get_commit(self, commit_id: str) -> Commit:
-        return self.refs.get_commit(self.name, commit_id)
+        """A commit by full ID. Commits are immutable and content-addressed, so they are
+        cached (per client) after the first read."""
+        key = (self.name, commit_id)
+        cached = self.client.commit_cache.get(key)
+        if cached is None:
+            cached = self.refs.get_commit(self.name, commit_id)
+            self.client.commit_cache.put(key, cached)
+        return cached
 
     def resolve(self, ref: str) -> ResolvedRef:
         """Resolve a ref expression (branch, tag, commit ID or prefix, then ~N / ^N)."""
