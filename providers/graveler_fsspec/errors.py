@@ -28,7 +28,7 @@ class _OSErrorFields:
     code = 0
 
     def __init__(self, message: str, path: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message)  # type: ignore[call-arg]  # the exception base
         self.errno = self.code
         self.strerror = message
         self.filename = path

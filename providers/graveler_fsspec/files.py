@@ -86,21 +86,18 @@ class GravelerWriteFile(AbstractBufferedFile):  # type: ignore[misc]
         """Nothing to do yet: a small object is stored in one call when it is closed."""
 
     def _upload_chunk(self, final: bool = False) -> bool:
-        data = self.buffer.getbuffer()
-        try:
-            if final and self._upload is None:
-                self._finish(self._store_whole(bytes(data)))
-                return True
-            if self._upload is None:
-                self._upload = StreamedUpload(self.repo.store, self._address)
-            step = max(1, self.blocksize)
-            for start in range(0, len(data), step):
-                self._upload.send(bytes(data[start : start + step]))
-            if final:
-                self._finish(self._upload.finish())
+        data = self.buffer.getvalue()  # no copy in CPython: fsspec replaces the buffer next
+        if final and self._upload is None:
+            self._finish(self._store_whole(data))
             return True
-        finally:
-            data.release()
+        if self._upload is None:
+            self._upload = StreamedUpload(self.repo.store, self._address)
+        view, step = memoryview(data), max(1, self.blocksize)
+        for start in range(0, len(data), step):
+            self._upload.send(view[start : start + step])
+        if final:
+            self._finish(self._upload.finish())
+        return True
 
     def _store_whole(self, data: bytes) -> UploadResult:
         reader = HashingReader(data)

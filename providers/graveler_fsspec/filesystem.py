@@ -230,6 +230,8 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
         return repo, p.ref, p.key
 
     def _writable_repo(self, p: GravelerPath, path: str) -> Repository:
+        if self._intrans and isinstance(self._transaction, GravelerTransaction):
+            self._transaction.check_write(p.repository, p.ref)
         repo = self.repository(p.repository)
         with translated(path):
             resolved = repo.resolve(p.ref)

@@ -70,9 +70,7 @@ def has_children(repo: Repository, path: GravelerPath) -> bool:
     return bool(page.objects or page.common_prefixes)
 
 
-def walk_files(
-    repo: Repository, path: GravelerPath, withdirs: bool
-) -> Iterator[tuple[str, Info]]:
+def walk_files(repo: Repository, path: GravelerPath, withdirs: bool) -> Iterator[tuple[str, Info]]:
     """Every object under a directory path in one scan, plus (``withdirs``) every implicit
     directory between ``path`` and each object, each once."""
     ref = pinned_ref(repo, path.ref)

@@ -75,7 +75,5 @@ def parse_path(path: str) -> GravelerPath:
 def require_key(path: GravelerPath, raw: str) -> GravelerPath:
     """Insist that ``path`` names an object (``REPO/REF/KEY``)."""
     if path.level != "key":
-        raise InvalidURI(
-            f"{raw!r} does not name an object: use graveler://REPOSITORY/REF/PATH"
-        )
+        raise InvalidURI(f"{raw!r} does not name an object: use graveler://REPOSITORY/REF/PATH")
     return path

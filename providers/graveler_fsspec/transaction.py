@@ -30,6 +30,7 @@ from graveler.errors import GravelerError, InvalidArgument
 from graveler.model import Commit
 from graveler.repository import Repository
 from graveler.transaction import Transaction as RepoTransaction
+from graveler_fsspec.errors import ReadOnlyRef, translated
 
 if TYPE_CHECKING:
     from graveler_fsspec.files import GravelerWriteFile
@@ -40,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 class GravelerTransaction(Transaction):  # type: ignore[misc]
     """fsspec transaction, optionally bound to an ephemeral branch; see the module docstring."""
+
+    fs: GravelerFileSystem | None
 
     def __init__(self, fs: GravelerFileSystem, **kwargs: Any) -> None:
         super().__init__(fs)
@@ -69,7 +72,7 @@ class GravelerTransaction(Transaction):  # type: ignore[misc]
         used for the commit and the merge; ``strategy`` is the merge strategy."""
         if self._started:
             raise InvalidArgument("a transaction is already open on this filesystem")
-        self.fs.repository(repository)
+        self._filesystem().repository(repository)
         self.repository, self.base = repository, base
         self._options = {
             "message": message,
@@ -86,6 +89,15 @@ class GravelerTransaction(Transaction):  # type: ignore[misc]
             raise InvalidArgument("url() needs a started transaction bound to a repository")
         return f"graveler://{self.repository}/{self.branch}/{key.lstrip('/')}"
 
+    def check_write(self, repository: str, ref: str) -> None:
+        """Refuse a write to the base branch of this (started) transaction: staged there, it
+        would only make the final merge fail; it belongs on :attr:`branch`."""
+        if self.branch is not None and (repository, ref) == (self.repository, self.base):
+            raise InvalidArgument(
+                f"inside fs.transaction({repository!r}, base={ref!r}) write to the transaction "
+                f"branch, tx.url(KEY) = graveler://{repository}/{self.branch}/KEY"
+            )
+
     def start(self) -> None:
         if self._started:
             raise InvalidArgument("a transaction is already open on this filesystem")
@@ -93,13 +105,20 @@ class GravelerTransaction(Transaction):  # type: ignore[misc]
         self._started = True
         if self.repository is None:
             return
-        repo: Repository = self.fs.repository(self.repository)
         try:
-            self._scope = repo.transaction(self.base, **self._options)
-            self._core = self._scope.__enter__()
+            self._open_branch(self._filesystem().repository(self.repository))
         except BaseException:
             self._reset_fs()
             raise
+
+    def _open_branch(self, repo: Repository) -> None:
+        base = self.base or repo.info.default_branch
+        where = f"{repo.name}/{base}"
+        with translated(where):
+            if repo.resolve(base).branch is None:
+                raise ReadOnlyRef(f"a transaction merges into a branch; {base!r} is not one", where)
+            self._scope = repo.transaction(base, **self._options)
+            self._core = self._scope.__enter__()
         self.branch, self.base = self._core.branch, self._core.base
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
@@ -164,6 +183,11 @@ class GravelerTransaction(Transaction):  # type: ignore[misc]
             self.commit = self._core.commit if self._core is not None else None
         else:
             scope.__exit__(type(error), error, error.__traceback__)
+
+    def _filesystem(self) -> GravelerFileSystem:
+        if self.fs is None:
+            raise InvalidArgument("this transaction is finished; open a new one")
+        return self.fs
 
     def _reset_fs(self) -> None:
         if self.fs is not None:

@@ -14,6 +14,7 @@ Contract: call :meth:`StreamedUpload.send` any number of times, then exactly one
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from dataclasses import dataclass
@@ -100,10 +101,9 @@ class StreamedUpload:
     def abort(self) -> None:
         """Make the store abandon the object and wait for the thread to stop."""
         self._pipe.aborted.set()
-        try:
-            self._pipe.blocks.put_nowait(_EOF)  # wakes a reader waiting for a block
-        except queue.Full:
-            pass  # the reader is busy and will see the abort flag on its next read
+        # Wake a reader waiting for a block; a busy reader sees the flag on its next read.
+        with contextlib.suppress(queue.Full):
+            self._pipe.blocks.put_nowait(_EOF)
         self._thread.join()
 
     def _put(self, block: bytes | memoryview) -> None:

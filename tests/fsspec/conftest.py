@@ -13,10 +13,10 @@ from pathlib import Path
 
 import fsspec
 import pytest
+from graveler_fsspec import GravelerFileSystem
 
 from graveler.client import Graveler
 from graveler.repository import Repository
-from graveler_fsspec import GravelerFileSystem
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

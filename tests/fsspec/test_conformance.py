@@ -15,9 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 from fsspec.tests import abstract
+from graveler_fsspec import GravelerFileSystem
 
 from graveler.client import Graveler
-from graveler_fsspec import GravelerFileSystem
 
 
 class GravelerFixtures(abstract.AbstractFixtures):  # type: ignore[misc]

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import fsspec
 import pytest
+from graveler_fsspec import GravelerFileSystem, PathNotFound, ReadOnlyBranch, ReadOnlyRef
 
 from graveler.errors import (
     GravelerError,
@@ -17,7 +18,6 @@ from graveler.errors import (
     NotFound,
     ProtectedBranch,
 )
-from graveler_fsspec import GravelerFileSystem, PathNotFound, ReadOnlyBranch, ReadOnlyRef
 
 
 def data_keys(repo) -> set[str]:
@@ -70,7 +70,9 @@ def test_find_and_glob(fs, lake):
         "lake/main/t/x=2", "lake/main/t/x=2/c.parquet",
     ]  # fmt: skip
     assert fs.find("lake/main/t", maxdepth=1, withdirs=True) == [
-        "lake/main/t", "lake/main/t/x=1", "lake/main/t/x=2"
+        "lake/main/t",
+        "lake/main/t/x=1",
+        "lake/main/t/x=2",
     ]
     assert fs.find("lake/main/t.parquet") == ["lake/main/t.parquet"]
     assert fs.glob("graveler://lake/main/t/*/*.parquet") == [
@@ -171,11 +173,11 @@ def test_open_wb_streams_blocks_and_stages_on_close(fs, lake):
 
 def test_a_failing_with_block_discards_the_upload(fs, lake):
     before = data_keys(lake)
-    with pytest.raises(RuntimeError, match="boom"):  # noqa: PT012
-        with fs.open("lake/main/partial.bin", "wb", block_size=64 << 10) as f:
-            for _ in range(10):
-                f.write(b"z" * (50 << 10))
-            raise RuntimeError("boom")
+    target = "lake/main/partial.bin"
+    with pytest.raises(RuntimeError, match="boom"), fs.open(target, "wb", block_size=64 << 10) as f:
+        for _ in range(10):
+            f.write(b"z" * (50 << 10))
+        raise RuntimeError("boom")
     assert not fs.exists("lake/main/partial.bin")
     assert list(lake.diff_uncommitted("main")) == []
     assert data_keys(lake) == before  # the streamed bytes were removed too
@@ -196,7 +198,8 @@ def test_put_get_cp_mv_rm(fs, lake, tmp_path):
     fs.pipe({"lake/main/d/1": b"1", "lake/main/d/2/3": b"3"})
     fs.rm("lake/main/d", recursive=True)
     assert not fs.exists("lake/main/d") and fs.ls("lake/main", detail=False) == [
-        "lake/main/in", "lake/main/moved.csv"
+        "lake/main/in",
+        "lake/main/moved.csv",
     ]
     with pytest.raises(FileNotFoundError):
         fs.rm("lake/main/never-there")
