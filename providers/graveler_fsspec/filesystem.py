@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fsspec.spec import AbstractFileSystem, make_instance
+from fsspec.utils import stringify_path
 
 from graveler.client import Graveler
 from graveler.entry import ObjectEntry
@@ -103,7 +104,7 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
     def _strip_protocol(cls, path: Any) -> Any:
         if isinstance(path, list):
             return [cls._strip_protocol(p) for p in path]
-        return strip_protocol(str(path))
+        return strip_protocol(stringify_path(path))
 
     # --- reading -------------------------------------------------------------------------------
 
