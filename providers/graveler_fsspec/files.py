@@ -86,7 +86,7 @@ class GravelerWriteFile(AbstractBufferedFile):  # type: ignore[misc]
         """Nothing to do yet: a small object is stored in one call when it is closed."""
 
     def _upload_chunk(self, final: bool = False) -> bool:
-        data = self.buffer.getvalue()  # no copy in CPython: fsspec replaces the buffer next
+        data = self.buffer.getvalue()  # usually no copy: fsspec drops the buffer next
         if final and self._upload is None:
             self._finish(self._store_whole(data))
             return True

@@ -1,12 +1,11 @@
 """fsspec's own abstract conformance suites (``fsspec.tests.abstract``) against graveler.
 
-Run on SQLite only (the same engine code serves PostgreSQL, which the other fsspec tests
-cover). ``supports_empty_directories`` is False: directories are implicit, as in object
-stores. Excluded suites and why:
-
-* ``AbstractPipeTests`` and ``AbstractOpenTests`` are included; ``mv`` in
-  ``fsspec.tests.abstract.mv`` holds module-level tests of the *local* filesystem only (no
-  class to inherit), so there is nothing to run for another implementation.
+Every suite fsspec ships for implementations runs: copy, get, put, open and pipe. The only
+module left out is ``fsspec.tests.abstract.mv``, which holds module-level tests of the *local*
+filesystem (no class to inherit), so there is nothing in it to run against another backend.
+``supports_empty_directories`` is False: directories are implicit, as in object stores.
+The suites run on SQLite; the same engine code serves PostgreSQL, which the other fsspec
+tests cover.
 """
 
 from __future__ import annotations
