@@ -4,7 +4,8 @@
 
 Without suites it runs lookups, commit, diff, reuse, staging, git and scaling at the chosen
 scale (default 10k, which finishes in under two minutes). ``committed``, ``ranges`` and
-``staged-commit`` are the engine-level suites (they take ``--sizes``).
+``staged-commit`` are the engine-level suites and ``fsspec`` measures the fsspec layer (they take
+``--sizes``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from benchmarks import (
     commit,
     committed,
     diffmerge,
+    fsspec_io,
     gitcmp,
     lookups,
     ranges,
@@ -47,6 +49,7 @@ ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
     "committed": committed.run,
     "ranges": ranges.run,
     "staged-commit": staged_commit.run,
+    "fsspec": fsspec_io.run,
 }
 
 
