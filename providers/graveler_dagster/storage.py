@@ -20,12 +20,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from dagster import DagsterInstance
 
 from graveler.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from dagster._core.instance.ref import InstanceRef
 
 #: Sub-directory of DAGSTER_HOME holding graveler's SQLite file, cache and default namespaces.
 HOME_DIRNAME = "graveler"
@@ -57,7 +60,11 @@ def default_database_url(instance: DagsterInstance | None) -> str:
 
 def postgres_url_of_instance(instance: DagsterInstance) -> str | None:
     """The psycopg 3 URL of the instance's PostgreSQL storage, or None if it uses another."""
-    ref = instance.get_ref()
+    return postgres_url_of_ref(instance.get_ref())
+
+
+def postgres_url_of_ref(ref: InstanceRef) -> str | None:
+    """Like :func:`postgres_url_of_instance`, from the instance's configuration alone."""
     for data in (ref.storage_data, ref.run_storage_data):
         if data is not None and data.module_name.startswith("dagster_postgres"):
             return postgres_url_from_config(data.config_dict)
