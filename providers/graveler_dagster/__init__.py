@@ -14,7 +14,11 @@ from graveler_dagster.resource import GravelerResource as GravelerResource
 from graveler_dagster.runs import MergeOutcome as MergeOutcome
 from graveler_dagster.runs import commit_staged as commit_staged
 from graveler_dagster.runs import ensure_run_branch as ensure_run_branch
+from graveler_dagster.runs import RUN_ID_KEY as RUN_ID_KEY
 from graveler_dagster.runs import merge_run_branch as merge_run_branch
+from graveler_dagster.runs import open_run_branch as open_run_branch
+from graveler_dagster.runs import read_ref as read_ref
+from graveler_dagster.runs import read_ref_for_prefix as read_ref_for_prefix
 from graveler_dagster.runs import run_lineage as run_lineage
 from graveler_dagster.sensors import RESOURCE_KEY as RESOURCE_KEY
 from graveler_dagster.sensors import build_graveler_diff_sensor as build_graveler_diff_sensor
@@ -23,6 +27,7 @@ from graveler_dagster.sensors import build_graveler_merge_sensor as build_gravel
 
 __all__ = [
     "RESOURCE_KEY",
+    "RUN_ID_KEY",
     "DefinitionsPieces",
     "GravelerIOManager",
     "GravelerResource",
@@ -34,5 +39,8 @@ __all__ = [
     "ensure_run_branch",
     "graveler_definitions",
     "merge_run_branch",
+    "open_run_branch",
+    "read_ref",
+    "read_ref_for_prefix",
     "run_lineage",
 ]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from dagster import DagsterInstance, DagsterRun
+from dagster import AssetExecutionContext, DagsterInstance, DagsterRun, OpExecutionContext
 
 from graveler.errors import AlreadyExists, BranchNotFound, NoChanges, NotFound
 from graveler.model import Commit
@@ -78,6 +78,17 @@ def ensure_run_branch(
     return name
 
 
+def open_run_branch(
+    gv: GravelerResource, context: AssetExecutionContext | OpExecutionContext
+) -> tuple[Repository, str]:
+    """For assets that write to graveler themselves: the repository and the run's branch
+    (created if needed). Stage objects with ``metadata={RUN_ID_KEY: context.run_id}`` so that
+    downstream reads find them (:func:`read_ref`), then :func:`commit_staged`."""
+    repo = gv.get_repository()
+    lineage = run_lineage(context.instance, context.run)
+    return repo, ensure_run_branch(gv, repo, context.run.run_id, lineage)
+
+
 def _first_existing(repo: Repository, branches: Sequence[str]) -> str | None:
     for name in branches:
         try:
@@ -97,6 +108,21 @@ def read_ref(gv: GravelerResource, repo: Repository, path: str, lineage: Sequenc
     except NotFound:
         return gv.target(repo)
     return branch if entry.metadata.get(RUN_ID_KEY) in lineage else gv.target(repo)
+
+
+def read_ref_for_prefix(
+    gv: GravelerResource, repo: Repository, prefix: str, lineage: Sequence[str]
+) -> str:
+    """Like :func:`read_ref` for a directory of objects written together (a Spark output):
+    decided by the first object under ``prefix`` on the run branch."""
+    branch = gv.run_branch_name(lineage[0])
+    try:
+        first = next(iter(repo.iter_objects(branch, prefix)), None)
+    except NotFound:
+        return gv.target(repo)
+    if first is not None and first.metadata.get(RUN_ID_KEY) in lineage:
+        return branch
+    return gv.target(repo)
 
 
 def commit_staged(
