@@ -105,14 +105,17 @@ class GravelerIOManager(ConfigurableIOManager):
         gv = self.graveler
         repo = gv.get_repository()
         lineage = run_lineage(step.instance, step.dagster_run)
+        if len(lineage) > 1:  # a re-execution: its branch starts from the failed run's
+            ensure_run_branch(gv, repo, lineage[0], lineage)
         wanted = formats.wanted_format(context.dagster_type.typing_type)
-        if not context.has_asset_key:
-            upstream = context.upstream_output
+        upstream = context.upstream_output
+        if not context.has_asset_key and (upstream is None or not upstream.has_asset_key):
             if upstream is None:
                 raise InvalidArgument("GravelerIOManager cannot load an input with no upstream")
             path = _join(OPS_PREFIX, *upstream.get_identifier())
             return _read(repo, gv.run_branch_name(lineage[0]), path, wanted)
-        base = self._asset_path(context.asset_key.path)
+        key = context.asset_key if context.has_asset_key else upstream.asset_key  # type: ignore[union-attr]
+        base = self._asset_path(key.path)
         if not context.has_asset_partitions:
             return _read(repo, read_ref(gv, repo, base, lineage), base, wanted)
         values = {}
