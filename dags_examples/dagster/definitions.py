@@ -23,12 +23,6 @@ from typing import Any
 
 import dagster as dg
 import pandas as pd
-from pyspark.sql import DataFrame as SparkDataFrame
-from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
-
-from graveler.errors import InvalidArgument
-from graveler.repository import Repository
 from graveler_dagster import (
     RUN_ID_KEY,
     GravelerResource,
@@ -38,6 +32,12 @@ from graveler_dagster import (
     read_ref_for_prefix,
     run_lineage,
 )
+from pyspark.sql import DataFrame as SparkDataFrame
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from graveler.errors import InvalidArgument
+from graveler.repository import Repository
 
 EVENTS_PREFIX = "events/raw_events"
 SCRATCH_PREFIX = "_scratch/spark"
@@ -105,7 +105,9 @@ def raw_events(
     commit = commit_staged(repo, branch, "Spark: raw_events", {RUN_ID_KEY: context.run.run_id})
     return dg.MaterializeResult(
         metadata={
-            "graveler/uri": dg.MetadataValue.path(f"graveler://{repo.name}/{branch}/{EVENTS_PREFIX}/"),
+            "graveler/uri": dg.MetadataValue.path(
+                f"graveler://{repo.name}/{branch}/{EVENTS_PREFIX}/"
+            ),
             "graveler/commit": commit.id,
             "files": files,
             "dagster/row_count": 1000,
@@ -117,13 +119,20 @@ def raw_events(
 def daily_revenue(context: dg.AssetExecutionContext, graveler: GravelerResource) -> pd.DataFrame:
     """Revenue per day, from the Spark output (this run's, or main's)."""
     repo = graveler.get_repository()
-    ref = read_ref_for_prefix(graveler, repo, EVENTS_PREFIX + "/", run_lineage(context.instance, context.run))
+    ref = read_ref_for_prefix(
+        graveler, repo, EVENTS_PREFIX + "/", run_lineage(context.instance, context.run)
+    )
     frames = [
         pd.read_parquet(io.BytesIO(repo.get(ref, e.path)))
         for e in repo.iter_objects(ref, EVENTS_PREFIX + "/")
     ]
     events = pd.concat(frames, ignore_index=True)
-    return events.groupby("day", as_index=False)["amount"].sum().sort_values("day").reset_index(drop=True)
+    return (
+        events.groupby("day", as_index=False)["amount"]
+        .sum()
+        .sort_values("day")
+        .reset_index(drop=True)
+    )
 
 
 def build_definitions(graveler: GravelerResource, **kwargs: Any) -> dg.Definitions:

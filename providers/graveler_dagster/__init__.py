@@ -11,10 +11,10 @@ from graveler_dagster.definitions import DefinitionsPieces as DefinitionsPieces
 from graveler_dagster.definitions import graveler_definitions as graveler_definitions
 from graveler_dagster.io_manager import GravelerIOManager as GravelerIOManager
 from graveler_dagster.resource import GravelerResource as GravelerResource
+from graveler_dagster.runs import RUN_ID_KEY as RUN_ID_KEY
 from graveler_dagster.runs import MergeOutcome as MergeOutcome
 from graveler_dagster.runs import commit_staged as commit_staged
 from graveler_dagster.runs import ensure_run_branch as ensure_run_branch
-from graveler_dagster.runs import RUN_ID_KEY as RUN_ID_KEY
 from graveler_dagster.runs import merge_run_branch as merge_run_branch
 from graveler_dagster.runs import open_run_branch as open_run_branch
 from graveler_dagster.runs import read_ref as read_ref

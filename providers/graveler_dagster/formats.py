@@ -37,7 +37,7 @@ class Encoded:
 
 
 def frame_format(value: Any) -> str | None:
-    """"pandas", "polars" or "pyarrow" for a supported table type, else None."""
+    """ "pandas", "polars" or "pyarrow" for a supported table type, else None."""
     if _is(value, "pandas", "DataFrame"):
         return "pandas"
     if _is(value, "polars", "DataFrame"):

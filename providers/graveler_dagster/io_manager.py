@@ -15,7 +15,6 @@ Values are Parquet for pandas / polars / pyarrow tables, pickle otherwise
 own files return None).
 """
 
-
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,9 +51,14 @@ class GravelerIOManager(ConfigurableIOManager):
             graveler = GravelerResource(repository="lake")
             defs = dg.Definitions(
                 assets=[...],
-                resources={"graveler": graveler, "io_manager": GravelerIOManager(graveler=graveler)},
-                sensors=graveler_sensors(),
+                resources={
+                    "graveler": graveler,
+                    "io_manager": GravelerIOManager(graveler=graveler),
+                },
+                sensors=[build_graveler_merge_sensor(), build_graveler_failure_sensor()],
             )
+
+        :func:`graveler_dagster.graveler_definitions` builds exactly this.
     """
 
     graveler: ResourceDependency[GravelerResource]
@@ -77,7 +81,10 @@ class GravelerIOManager(ConfigurableIOManager):
             repo.put(branch, path, enc.data, content_type=enc.content_type, metadata=meta)
         what = _describe(context)
         commit = commit_staged(
-            repo, branch, f"Materialize {what}", {RUN_ID_KEY: context.run_id, "dagster/output": what}
+            repo,
+            branch,
+            f"Materialize {what}",
+            {RUN_ID_KEY: context.run_id, "dagster/output": what},
         )
         context.add_output_metadata(_output_metadata(repo, branch, commit.id, items))
 

@@ -20,6 +20,7 @@ re-executes) or from the target branch.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -71,10 +72,8 @@ def ensure_run_branch(
     except BranchNotFound:
         pass
     source = _first_existing(repo, [gv.run_branch_name(r) for r in lineage if r != run_id])
-    try:
+    with contextlib.suppress(AlreadyExists):  # another step of the same run won the race
         repo.create_branch(name, source or gv.target(repo))
-    except AlreadyExists:  # another step of the same run won the race
-        pass
     return name
 
 

@@ -155,7 +155,9 @@ def build_graveler_diff_sensor(
         context.update_cursor(head.id)
         if seen is None:
             return SkipReason(f"watching {branch} from commit {head.id[:12]}")
-        changes = [c for c in new_commits(handle, head, seen, max_commits) if touches(handle, c, prefix)]
+        changes = [
+            c for c in new_commits(handle, head, seen, max_commits) if touches(handle, c, prefix)
+        ]
         if not changes:
             return SkipReason(f"no new commit on {branch} touches {prefix!r}")
         return [

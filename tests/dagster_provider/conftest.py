@@ -10,11 +10,11 @@ from typing import Any
 
 import dagster as dg
 import pytest
+from graveler_dagster import GravelerResource, graveler_definitions
+from graveler_dagster.definitions import DefinitionsPieces
 
 from graveler.client import Graveler
 from graveler.repository import Repository
-from graveler_dagster import GravelerResource, graveler_definitions
-from graveler_dagster.definitions import DefinitionsPieces
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ none for commits elsewhere; its cursor is the last commit seen. Evaluated as the
 from typing import Any
 
 import dagster as dg
+from graveler_dagster import build_graveler_diff_sensor
 
 from graveler.repository import Repository
-from graveler_dagster import build_graveler_diff_sensor
 
 
 @dg.op

@@ -6,15 +6,17 @@ from typing import Any
 
 import dagster as dg
 import pandas as pd
+from graveler_dagster.runs import META_PREFIX
 
 from dags_examples.dagster.definitions import EVENTS_PREFIX, build_definitions
-from graveler_dagster.runs import META_PREFIX
 from tests.dagster_provider.conftest import evaluate_run_sensor, make_resource
 
 
 def expected_revenue() -> pd.DataFrame:
     ids = pd.Series(range(1000))
-    events = pd.DataFrame({"day": "2024-01-0" + (ids % 3 + 1).astype(str), "amount": (ids % 17).astype(float)})
+    events = pd.DataFrame(
+        {"day": "2024-01-0" + (ids % 3 + 1).astype(str), "amount": (ids % 17).astype(float)}
+    )
     return events.groupby("day", as_index=False)["amount"].sum()
 
 
@@ -42,7 +44,9 @@ def test_example_pipeline_runs_on_its_branch_and_merges(
         pd.testing.assert_frame_equal(revenue, expected_revenue())
 
         # a run of the pandas asset alone reads the Spark output from main
-        again = job.execute_in_process(instance=instance, asset_selection=[dg.AssetKey("daily_revenue")])
+        again = job.execute_in_process(
+            instance=instance, asset_selection=[dg.AssetKey("daily_revenue")]
+        )
         pd.testing.assert_frame_equal(again.output_for_node("daily_revenue"), expected_revenue())
     finally:
         resource.close()

@@ -1,7 +1,6 @@
 """Acceptance: partitioned assets round-trip -- one object per partition, each run merged by the
 sensor, loaded back per partition or all at once; frames convert between libraries."""
 
-
 from typing import Any
 
 import dagster as dg
@@ -9,9 +8,9 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
+from graveler_dagster import graveler_definitions
 
 from graveler.errors import InvalidArgument
-from graveler_dagster import graveler_definitions
 from tests.dagster_provider.conftest import evaluate_run_sensor
 
 DAYS = dg.StaticPartitionsDefinition(["2024-01-01", "2024-01-02", "2024-01-03"])
@@ -45,7 +44,10 @@ def test_partitioned_assets_round_trip(resource: Any, instance: dg.DagsterInstan
     try:
         for day in DAYS.get_partition_keys():
             result = dg.materialize(
-                [daily, daily_total], partition_key=day, instance=instance, resources=pieces["resources"]
+                [daily, daily_total],
+                partition_key=day,
+                instance=instance,
+                resources=pieces["resources"],
             )
             assert result.success
             table = result.output_for_node("sales__daily_total")
@@ -54,7 +56,9 @@ def test_partitioned_assets_round_trip(resource: Any, instance: dg.DagsterInstan
             evaluate_run_sensor(merge_sensor, instance, result, pieces["resources"])
 
         paths = [e.path for e in repo.iter_objects("main", "sales/")]
-        assert paths == [f"sales/{a}/{d}" for a in ("daily", "daily_total") for d in DAYS.get_partition_keys()]
+        assert paths == [
+            f"sales/{a}/{d}" for a in ("daily", "daily_total") for d in DAYS.get_partition_keys()
+        ]
         for day in DAYS.get_partition_keys():
             stored = pd.read_parquet(repo.open("main", f"sales/daily/{day}"))
             assert stored.equals(frame_for(day))
@@ -62,7 +66,11 @@ def test_partitioned_assets_round_trip(resource: Any, instance: dg.DagsterInstan
         result = dg.materialize(
             [all_days, daily.to_source_asset()], instance=instance, resources=pieces["resources"]
         )
-        assert result.output_for_node("all_days") == {"2024-01-01": 1, "2024-01-02": 2, "2024-01-03": 3}
+        assert result.output_for_node("all_days") == {
+            "2024-01-01": 1,
+            "2024-01-02": 2,
+            "2024-01-03": 3,
+        }
     finally:
         resource.close()
 
@@ -73,17 +81,25 @@ def test_multi_partition_run_needs_a_dict_and_writes_nothing_otherwise(
     @dg.asset(partitions_def=DAYS, name="ranged")
     def ranged(context: dg.AssetExecutionContext) -> Any:
         keys = context.partition_keys
-        return frame_for(keys[0]) if context.run.tags.get("shape") == "frame" else {
-            k: frame_for(k) for k in keys
-        }
+        return (
+            frame_for(keys[0])
+            if context.run.tags.get("shape") == "frame"
+            else {k: frame_for(k) for k in keys}
+        )
 
     pieces = graveler_definitions(resource)
     repo = resource.get_repository()
-    rng = {"dagster/asset_partition_range_start": "2024-01-01", "dagster/asset_partition_range_end": "2024-01-02"}
+    rng = {
+        "dagster/asset_partition_range_start": "2024-01-01",
+        "dagster/asset_partition_range_end": "2024-01-02",
+    }
     try:
         bad = dg.materialize(
-            [ranged], instance=instance, resources=pieces["resources"],
-            tags={**rng, "shape": "frame"}, raise_on_error=False,
+            [ranged],
+            instance=instance,
+            resources=pieces["resources"],
+            tags={**rng, "shape": "frame"},
+            raise_on_error=False,
         )
         assert not bad.success
         failure = bad.get_step_failure_events()[0].step_failure_data.error
@@ -94,7 +110,10 @@ def test_multi_partition_run_needs_a_dict_and_writes_nothing_otherwise(
 
         good = dg.materialize([ranged], instance=instance, resources=pieces["resources"], tags=rng)
         branch = resource.run_branch_name(good.run_id)
-        assert [e.path for e in repo.iter_objects(branch)] == ["ranged/2024-01-01", "ranged/2024-01-02"]
+        assert [e.path for e in repo.iter_objects(branch)] == [
+            "ranged/2024-01-01",
+            "ranged/2024-01-02",
+        ]
     finally:
         resource.close()
 
@@ -114,9 +133,7 @@ def test_value_types_round_trip(value: Any) -> None:
 
     enc = formats.encode(value)
     back = formats.decode(enc.data, enc.format)
-    if isinstance(value, pd.DataFrame):
-        assert back.equals(value)
-    elif isinstance(value, (pl.DataFrame, pa.Table)):
+    if isinstance(value, (pd.DataFrame, pl.DataFrame, pa.Table)):
         assert back.equals(value)
     else:
         assert back == value

@@ -8,8 +8,8 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 import pytest
-
 from graveler_dagster import GravelerResource, graveler_definitions
+
 from tests.dagster_provider.conftest import evaluate_run_sensor
 
 FAIL_FLAG = "GRAVELER_TEST_FAIL_FLAG"
@@ -68,7 +68,10 @@ def test_reexecution_from_failure_continues_on_the_failed_runs_branch(
         evaluate_run_sensor(merge_sensor, instance, second, PIECES["resources"])  # type: ignore[arg-type]
 
     repo = RESOURCE.model_copy(
-        update={"database_url": os.environ["GRAVELER_TEST_DB_URL"], "home": os.environ["GRAVELER_TEST_HOME"]}
+        update={
+            "database_url": os.environ["GRAVELER_TEST_DB_URL"],
+            "home": os.environ["GRAVELER_TEST_HOME"],
+        }
     ).get_repository()
     head = repo.resolve("main").commit
     assert [e.path for e in repo.iter_objects("main")] == ["checked", "extracted"]

@@ -10,11 +10,11 @@ import dagster as dg
 import pytest
 import sqlalchemy as sa
 from dagster._core.instance.ref import InstanceRef
+from graveler_dagster import GravelerResource, graveler_definitions
+from graveler_dagster.storage import default_database_url, postgres_url_of_ref
 
 from graveler.client import Graveler
 from graveler.errors import InvalidArgument, RepositoryNotFound
-from graveler_dagster import GravelerResource, graveler_definitions
-from graveler_dagster.storage import default_database_url, postgres_url_of_ref
 from tests.conftest import PG_URL
 
 
@@ -106,17 +106,23 @@ def test_postgres_storage_of_dagster_is_shared(
 ) -> None:
     """Dagster's own parser reads a dagster.yaml with PostgreSQL storage; graveler derives its
     URL from that and keeps its tables in the same database."""
-    monkeypatch.setenv("GRAVELER_TEST_DAGSTER_PG_PASSWORD", sa.make_url(PG_URL or "").password or "")
+    monkeypatch.setenv(
+        "GRAVELER_TEST_DAGSTER_PG_PASSWORD", sa.make_url(PG_URL or "").password or ""
+    )
     (tmp_path / "dagster.yaml").write_text(_storage_yaml(style, pg_schema))
     url = postgres_url_of_ref(InstanceRef.from_dir(str(tmp_path)))
     assert url is not None and url.startswith("postgresql+psycopg://")
     with Graveler(home=tmp_path / "gv", database_url=url) as gv:
         gv.create_repository("lake")
     with sa.create_engine(PG_URL or "").connect() as conn:
-        tables = conn.execute(
-            sa.text("SELECT table_name FROM information_schema.tables WHERE table_schema = :s"),
-            {"s": pg_schema},
-        ).scalars().all()
+        tables = (
+            conn.execute(
+                sa.text("SELECT table_name FROM information_schema.tables WHERE table_schema = :s"),
+                {"s": pg_schema},
+            )
+            .scalars()
+            .all()
+        )
     assert {"graveler_repositories", "graveler_branches", "graveler_commits"} <= set(tables)
 
 

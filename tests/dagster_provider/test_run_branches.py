@@ -10,10 +10,10 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 import pytest
-
-from graveler.errors import BranchNotFound
 from graveler_dagster import graveler_definitions
 from graveler_dagster.runs import META_PREFIX, RUN_ID_KEY
+
+from graveler.errors import BranchNotFound
 from tests.dagster_provider.conftest import evaluate_run_sensor, make_resource
 
 ORDERS = pd.DataFrame({"id": [1, 2, 3], "amount": [10.0, 25.5, 7.25]})
@@ -117,7 +117,7 @@ def test_failed_run_leaves_main_untouched(
         branch = resource.run_branch_name(result.run_id)
         assert [e.path for e in repo.iter_objects(branch)] == ["orders"]
 
-        merge_sensor, failure_sensor = pieces["sensors"]
+        failure_sensor = pieces["sensors"][1]
         evaluate_run_sensor(failure_sensor, instance, result, pieces["resources"])
 
         assert repo.resolve("main").commit == main_before
@@ -142,7 +142,12 @@ def test_inputs_read_run_branch_only_for_this_runs_writes(
     it must come from the run branch (main has none)."""
     pieces = graveler_definitions(resource)
     repo = resource.get_repository()
-    repo.put("main", "stale", pd.DataFrame({"v": [1]}).to_parquet(), metadata={"dagster/format": "pandas"})
+    repo.put(
+        "main",
+        "stale",
+        pd.DataFrame({"v": [1]}).to_parquet(),
+        metadata={"dagster/format": "pandas"},
+    )
     repo.commit("main", "stale v1")
 
     @dg.asset
