@@ -51,7 +51,6 @@ def _timed_runs(assets: list[Any], instance: Any, resources: dict[str, Any]) -> 
 
 def _one_size(rows: int, workdir: Path) -> dict[str, Any]:
     import dagster as dg
-
     from graveler_dagster import GravelerResource, graveler_definitions
 
     (workdir / "home").mkdir()
