@@ -33,7 +33,7 @@ from dagster import (
     sensor,
 )
 
-from graveler.errors import Conflict
+from graveler.errors import BranchNotFound, Conflict
 from graveler_dagster.resource import GravelerResource
 from graveler_dagster.runs import discard_run_branch, merge_run_branch
 from graveler_dagster.watch import new_commits, touches
@@ -113,7 +113,9 @@ def build_graveler_failure_sensor(
             if discard_run_branch(graveler, repo, run_id):
                 context.instance.add_run_tags(run_id, {TAG_MERGE: "discarded"})
             return None
-        if branch not in {b.name for b in repo.list_branches()}:
+        try:
+            repo.branch(branch)
+        except BranchNotFound:
             return SkipReason(f"run {run_id} has no graveler branch")
         context.instance.add_run_tags(run_id, {TAG_MERGE: "kept", TAG_BRANCH: branch})
         context.log.info(f"graveler: failed run's branch kept: graveler://{repo.name}/{branch}")
