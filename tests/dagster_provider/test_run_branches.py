@@ -176,3 +176,51 @@ def test_inputs_read_run_branch_only_for_this_runs_writes(
         assert pd.read_parquet(repo.open(branch, "stale"))["v"].tolist() == [1]  # stale copy
     finally:
         resource.close()
+
+
+@pytest.mark.parametrize("strategy", ["source-wins", None])
+def test_overlapping_runs_of_one_asset(
+    resource: Any, instance: dg.DagsterInstance, strategy: str | None
+) -> None:
+    """Two runs start from the same main and both write ``orders``; the first merges. With
+    source-wins the second run's value (the latest materialization) lands; with no strategy the
+    second merge conflicts: its branch is kept, the run tagged, and main keeps the first."""
+    pieces = graveler_definitions(resource, merge_strategy=strategy)
+    merge_sensor = pieces["sensors"][0]
+    first = dg.materialize([orders], instance=instance, resources=pieces["resources"])
+    second = dg.materialize([orders], instance=instance, resources=pieces["resources"])
+    repo = resource.get_repository()
+    try:
+        assert evaluate_run_sensor(merge_sensor, instance, first, pieces["resources"]) is None
+        after_first = repo.resolve("main").commit
+        outcome = evaluate_run_sensor(merge_sensor, instance, second, pieces["resources"])
+        writer = repo.stat("main", "orders").metadata[RUN_ID_KEY]
+        tags = instance.get_run_by_id(second.run_id).tags  # type: ignore[union-attr]
+        if strategy == "source-wins":
+            assert outcome is None and writer == second.run_id
+            assert tags["graveler/merge"] == "merged"
+        else:
+            assert isinstance(outcome, dg.SkipReason) and "conflict" in (outcome.skip_message or "")
+            assert writer == first.run_id and repo.resolve("main").commit == after_first
+            assert tags["graveler/merge"] == "failed"
+            assert repo.branch(tags["graveler/branch"]).name == resource.run_branch_name(
+                second.run_id
+            )
+    finally:
+        resource.close()
+
+
+def test_none_output_stores_nothing(resource: Any, instance: dg.DagsterInstance) -> None:
+    @dg.asset
+    def side_effect_only():  # type: ignore[no-untyped-def]
+        return None
+
+    result = dg.materialize(
+        [side_effect_only], instance=instance, resources=graveler_definitions(resource)["resources"]
+    )
+    repo = resource.get_repository()
+    try:
+        assert result.success
+        assert resource.run_branch_name(result.run_id) not in {b.name for b in repo.list_branches()}
+    finally:
+        resource.close()
