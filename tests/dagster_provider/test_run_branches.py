@@ -164,7 +164,7 @@ def test_inputs_read_run_branch_only_for_this_runs_writes(
     def reader(stale: pd.DataFrame, fresh: list[int]) -> dict[str, Any]:
         return {"stale": stale["v"].tolist(), "fresh": fresh}
 
-    stale = dg.SourceAsset("stale")
+    stale = dg.AssetSpec("stale")
     try:
         result = dg.materialize(
             [fresh, concurrent_merge, reader, stale],
