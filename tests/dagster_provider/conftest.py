@@ -49,16 +49,6 @@ def pieces(resource: GravelerResource) -> DefinitionsPieces:
     return graveler_definitions(resource)
 
 
-def open_repo(resource: GravelerResource) -> tuple[Graveler, Repository]:
-    """A separate client on the resource's database, as an outside observer would open it."""
-    gv = Graveler(home=resource.home, database_url=resource.database_url)
-    try:
-        return gv, gv.repository(resource.repository)
-    except Exception:
-        gv.close()
-        raise
-
-
 @pytest.fixture
 def observer(resource: GravelerResource) -> Iterator[Any]:
     """A function returning the repository seen from a separate client (created if needed)."""
