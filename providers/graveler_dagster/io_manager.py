@@ -116,19 +116,34 @@ class GravelerIOManager(ConfigurableIOManager):
             ensure_run_branch(gv, repo, lineage[0], lineage)
         wanted = formats.wanted_format(context.dagster_type.typing_type)
         upstream = context.upstream_output
-        if not context.has_asset_key and (upstream is None or not upstream.has_asset_key):
-            if upstream is None:
-                raise InvalidArgument("GravelerIOManager cannot load an input with no upstream")
+        if context.has_asset_key:
+            asset_key = context.asset_key
+        elif upstream is not None and upstream.has_asset_key:  # loading a result after the run
+            asset_key = upstream.asset_key
+        elif upstream is not None:
             path = _join(OPS_PREFIX, *upstream.get_identifier())
             return _read(repo, gv.run_branch_name(lineage[0]), path, wanted)
-        key = context.asset_key if context.has_asset_key else upstream.asset_key  # type: ignore[union-attr]
-        base = self._asset_path(key.path)
+        else:
+            raise InvalidArgument("GravelerIOManager cannot load an input with no upstream")
+        return self._load_asset(context, repo, self._asset_path(asset_key.path), lineage, wanted)
+
+    def _load_asset(
+        self,
+        context: InputContext,
+        repo: Repository,
+        base: str,
+        lineage: Sequence[str],
+        wanted: str | None,
+    ) -> Any:
+        """One value, or ``{partition key: value}`` when the input spans several partitions
+        (or a partitioned asset feeds an unpartitioned one)."""
+        gv = self.graveler
         if not context.has_asset_partitions:
             return _read(repo, read_ref(gv, repo, base, lineage), base, wanted)
         values = {}
-        for key in context.asset_partition_keys:
-            path = _join(base, key)
-            values[key] = _read(repo, read_ref(gv, repo, path, lineage), path, wanted)
+        for partition in context.asset_partition_keys:
+            path = _join(base, partition)
+            values[partition] = _read(repo, read_ref(gv, repo, path, lineage), path, wanted)
         if context.has_partition_key and len(values) == 1:
             return next(iter(values.values()))
         return values
