@@ -4,13 +4,14 @@
 
 Without suites it runs lookups, commit, diff, reuse, staging, git and scaling at the chosen
 scale (default 10k, which finishes in under two minutes). ``committed``, ``ranges`` and
-``staged-commit`` are the engine-level suites and ``fsspec`` measures the fsspec layer (they take
-``--sizes``).
+``staged-commit`` are the engine-level suites; ``fsspec`` and ``dagster-io`` measure those
+integrations (they take ``--sizes``; ``dagster-io`` imports Dagster only when run).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import platform
 import sys
@@ -50,6 +51,7 @@ ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
     "ranges": ranges.run,
     "staged-commit": staged_commit.run,
     "fsspec": fsspec_io.run,
+    "dagster-io": lambda sizes: importlib.import_module("benchmarks.dagster_io").run(sizes),
 }
 
 
