@@ -1,39 +1,120 @@
-"""Command line of the benchmark harness.
+"""The benchmark harness.
 
-python -m benchmarks committed [--sizes 10k,1m] [--json PATH]
-python -m benchmarks staged-commit [--sizes 1m]
+    python -m benchmarks [SUITE ...] [--scale 10k|100k|1m|10m] [--json PATH] [--plot DIR]
+
+Without suites it runs lookups, commit, diff, reuse, staging, git and scaling at the chosen
+scale (default 10k, which finishes in under two minutes). ``committed``, ``ranges`` and
+``staged-commit`` are the engine-level suites; ``fsspec`` and ``dagster-io`` measure those
+integrations (they take ``--sizes``; ``dagster-io`` imports Dagster only when run).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import platform
 import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from benchmarks import committed, staged_commit
+from benchmarks import (
+    commit,
+    committed,
+    diffmerge,
+    fsspec_io,
+    gitcmp,
+    lookups,
+    ranges,
+    reuse,
+    scaling,
+    staged_commit,
+    staging,
+)
+from benchmarks.lake import SCALES, Context
+from benchmarks.plots import draw
 
-SUITES = {"committed": committed.run, "staged-commit": staged_commit.run}
+SUITES: dict[str, Callable[[Context], Any]] = {
+    "lookups": lookups.run,
+    "commit": commit.run,
+    "diff": diffmerge.run,
+    "reuse": reuse.run,
+    "staging": staging.run,
+    "git": gitcmp.run,
+    "scaling": scaling.run,
+}
+ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
+    "committed": committed.run,
+    "ranges": ranges.run,
+    "staged-commit": staged_commit.run,
+    "fsspec": fsspec_io.run,
+    "dagster-io": lambda sizes: importlib.import_module("benchmarks.dagster_io").run(sizes),
+}
 
 
 def parse_size(text: str) -> int:
     text = text.strip().lower()
+    if text in SCALES:
+        return SCALES[text]
     mult = {"k": 1_000, "m": 1_000_000}.get(text[-1], 1)
     return int(float(text.rstrip("km")) * mult)
 
 
+def machine() -> dict[str, Any]:
+    import os
+
+    return {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or "unknown",
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("suites", nargs="*", default=["committed"], choices=sorted(SUITES))
-    parser.add_argument("--sizes", default="10k,1m", help="tree sizes, e.g. 10k,1m")
-    parser.add_argument("--json", metavar="PATH", help="also write results as JSON")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "suites",
+        nargs="*",
+        metavar="SUITE",
+        help="any of: " + ", ".join(sorted(SUITES | ENGINE_SUITES)),
+    )
+    parser.add_argument("--scale", default="10k", choices=sorted(SCALES, key=SCALES.get))
+    parser.add_argument("--sizes", default=None, help="engine suites: sizes, e.g. 10k,1m")
+    parser.add_argument("--json", metavar="PATH", help="write all results as JSON")
+    parser.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
+    parser.add_argument("--postgres-url", default=None, help="PostgreSQL for the staging suite")
     args = parser.parse_args(argv)
-    sizes = [parse_size(s) for s in args.sizes.split(",") if s]
-    results = {}
-    for name in args.suites:
-        results[name] = SUITES[name](sizes)
+    suites = args.suites or list(SUITES)
+    unknown = [s for s in suites if s not in SUITES and s not in ENGINE_SUITES]
+    if unknown:
+        parser.error(f"unknown suite(s) {', '.join(unknown)}")
+    n = SCALES[args.scale]
+    results: dict[str, Any] = {"scale": args.scale, "machine": machine(), "suites": {}}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="graveler-bench-") as tmp:
+        ctx = Context(n=n, workdir=Path(tmp), postgres_url=args.postgres_url)
+        for name in suites:
+            print(f"\n=== {name} ({args.scale}) ===", flush=True)
+            if name in ENGINE_SUITES:
+                sizes = [parse_size(s) for s in (args.sizes or f"10k,{args.scale}").split(",")]
+                results["suites"][name] = ENGINE_SUITES[name](sorted(set(sizes)))
+            else:
+                results["suites"][name] = SUITES[name](ctx)
+    results["seconds"] = time.perf_counter() - started
+    print(f"\nall suites finished in {results['seconds']:.0f} s")
+    if args.plot:
+        for path in draw(results["suites"], Path(args.plot)):
+            print(f"plot: {path}")
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(results, fh, indent=2)
+        Path(args.json).write_text(json.dumps(results, indent=2, default=str))
     return 0
 
 

@@ -28,6 +28,7 @@ from graveler.committed.cache import TieredCache
 from graveler.committed.manager import CommittedManager
 from graveler.committed.record import ValueRecord
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS
+from graveler.model import RangeSettings
 from graveler.objectstore import open_object_store
 
 LOOKUPS = 200_000
@@ -78,10 +79,13 @@ def sst_write_rate(workdir: Path, n: int = 200_000) -> float:
     return rate
 
 
-def measure(n: int, workdir: Path) -> dict[str, Any]:
-    store = open_object_store((workdir / f"ns-{n}").as_uri())
-    cache = TieredCache(str(workdir / f"cache-{n}"), ram_bytes=4 << 30)
-    cm = CommittedManager(store, cache, DEFAULT_RANGE_SETTINGS)
+def measure(
+    n: int, workdir: Path, settings: RangeSettings = DEFAULT_RANGE_SETTINGS
+) -> dict[str, Any]:
+    tag = f"{n}-{settings.min_size}-{settings.max_size}-{settings.raggedness}"
+    store = open_object_store((workdir / f"ns-{tag}").as_uri())
+    cache = TieredCache(str(workdir / f"cache-{tag}"), ram_bytes=4 << 30)
+    cm = CommittedManager(store, cache, settings)
     out: dict[str, Any] = {"n": n}
 
     t0 = time.perf_counter()

@@ -38,6 +38,16 @@ def entries(n: int) -> Iterator[Any]:
         )
 
 
+def peak_rss_mib() -> float:
+    """This process's own peak RSS (VmHWM). ru_maxrss would also count the memory the process
+    had before exec (the forked parent's pages), inflating the figure."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def child(n: int, database_url: str | None, workdir: str) -> dict[str, Any]:
     from graveler.client import Graveler
 
@@ -51,7 +61,7 @@ def child(n: int, database_url: str | None, workdir: str) -> dict[str, Any]:
         commit = repo.commit("main", f"import {n} objects")
         commit_s = time.perf_counter() - t0
         ranges = len(repo.committed.ranges(commit.metarange_id))
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mib = peak_rss_mib()
     return {
         "n": n,
         "stage_seconds": stage_s,

@@ -8,8 +8,9 @@ Configuration (arguments win over environment):
 * ``database_url`` / ``GRAVELER_DATABASE_URL``: any SQLAlchemy URL (``sqlite:///...``,
   ``postgresql+psycopg://...``); default ``sqlite:///<home>/graveler.db``.
 * ``GRAVELER_CACHE_RAM_BYTES``, ``GRAVELER_CACHE_DISK_BYTES``: tree cache budgets.
-* S3 settings are passed to :func:`graveler.objectstore.open_object_store` via
-  ``store_options`` (endpoint_url, region, credentials) or the usual AWS environment.
+* S3 settings are passed to :func:`graveler.objectstore.open_object_store` for ``s3://``
+  namespaces via ``store_options`` (endpoint_url, region, credentials) or the usual AWS
+  environment (``GRAVELER_S3_ENDPOINT_URL``, ``AWS_*``).
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ from graveler.commits import make_commit
 from graveler.committed.cache import DEFAULT_DISK_BYTES, DEFAULT_RAM_BYTES, TieredCache
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
 from graveler.errors import AlreadyExists, InvalidArgument
-from graveler.model import EMPTY_METARANGE_ID, Branch, RangeSettings
+from graveler.lru import LruCache
+from graveler.model import EMPTY_METARANGE_ID, Branch, Commit, RangeSettings
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore import ObjectStore, open_object_store
 from graveler.refs.sql import SqlMetadataStore
 from graveler.repository import Repository, new_staging_token
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
+#: Commits kept in memory per client (they are immutable; lakeFS keeps 50,000 too).
+COMMIT_CACHE_SIZE = 50_000
 
 
 class Graveler:
@@ -57,6 +61,7 @@ class Graveler:
             or _env_int("GRAVELER_CACHE_DISK_BYTES", DEFAULT_DISK_BYTES),
         )
         self.store_options = dict(store_options or {})
+        self.commit_cache: LruCache[tuple[str, str], Commit] = LruCache(COMMIT_CACHE_SIZE)
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -70,7 +75,6 @@ class Graveler:
         self.metadata.close()
 
     def object_store(self, namespace: str) -> ObjectStore:
-        """The (cached) object store of ``namespace``; ``store_options`` apply to S3 only."""
         with self._lock:
             store = self._stores.get(namespace)
             if store is None:
@@ -116,6 +120,7 @@ class Graveler:
         """Delete the repository's refs and staging. Object data in the namespace is kept."""
         self.metadata.get_repository(name)
         self.metadata.delete_repository(name)
+        self.commit_cache.clear()
 
     def _check_namespace_free(self, name: str, namespace: str) -> None:
         for other in self.metadata.list_repositories():

@@ -2,22 +2,36 @@
 
 The *identity* of an entry hashes what a user sees (checksum, size, content type, user
 metadata) and not where the bytes live, so re-uploading identical content is "no change" for
-commit, diff and merge. The *value* is a compact JSON document with every field.
+commit, diff and merge.
+
+The *value* (entry layout v1) is binary, decoded on every stat, so it avoids JSON (~7 us):
+
+    u8 version (1) | u64 size | i64 mtime (microseconds since the Unix epoch)
+    | u32 len(address) | u32 len(checksum) | u32 len(content_type) | u32 metadata pairs
+    | address | checksum | content_type | (u32 len(k) | u32 len(v) | k | v) per pair, sorted
+
+All strings are UTF-8. Unknown versions and truncated values are refused with CorruptFile.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from graveler.committed.record import ValueRecord
 from graveler.errors import CorruptFile
 from graveler.model import StagedEntry
 
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
+ENTRY_LAYOUT = 1
+_HEAD = struct.Struct(">BQqIIII")
+_PAIR = struct.Struct(">II")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,16 +55,28 @@ class ObjectEntry:
         return hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).digest()
 
     def encode(self) -> bytes:
-        doc = {
-            "a": self.physical_address,
-            "s": self.size,
-            "c": self.checksum,
-            "m": self.mtime.timestamp(),
-            "t": self.content_type,
-        }
-        if self.metadata:
-            doc["u"] = dict(self.metadata)
-        return json.dumps(doc, separators=(",", ":")).encode()
+        address = self.physical_address.encode()
+        checksum = self.checksum.encode()
+        content_type = self.content_type.encode()
+        micros = (self.mtime - _EPOCH) // _MICROSECOND
+        parts = [
+            _HEAD.pack(
+                ENTRY_LAYOUT,
+                self.size,
+                micros,
+                len(address),
+                len(checksum),
+                len(content_type),
+                len(self.metadata),
+            ),
+            address,
+            checksum,
+            content_type,
+        ]
+        for k, v in sorted(self.metadata.items()):
+            kb, vb = k.encode(), v.encode()
+            parts += [_PAIR.pack(len(kb), len(vb)), kb, vb]
+        return b"".join(parts)
 
     def to_record(self) -> ValueRecord:
         return ValueRecord(self.key, self.identity(), self.encode())
@@ -60,16 +86,34 @@ class ObjectEntry:
 
 
 def decode(key: bytes, value: bytes) -> ObjectEntry:
+    """Inverse of :meth:`ObjectEntry.encode`; raises CorruptFile on malformed input."""
     try:
-        doc = json.loads(value)
+        version, size, micros, la, lc, lt, pairs = _HEAD.unpack_from(value)
+        if version != ENTRY_LAYOUT:
+            raise CorruptFile(f"entry for {key!r} has unknown layout version {version}")
+        pos = _HEAD.size
+        address = value[pos : pos + la].decode()
+        pos += la
+        checksum = value[pos : pos + lc].decode()
+        pos += lc
+        content_type = value[pos : pos + lt].decode()
+        pos += lt
+        metadata = {}
+        for _ in range(pairs):
+            lk, lv = _PAIR.unpack_from(value, pos)
+            pos += _PAIR.size
+            metadata[value[pos : pos + lk].decode()] = value[pos + lk : pos + lk + lv].decode()
+            pos += lk + lv
+        if pos != len(value):
+            raise CorruptFile(f"entry for {key!r} has {len(value) - pos} stray bytes")
         return ObjectEntry(
-            path=key.decode("utf-8"),
-            physical_address=doc["a"],
-            size=int(doc["s"]),
-            checksum=doc["c"],
-            mtime=datetime.fromtimestamp(doc["m"], UTC),
-            content_type=doc.get("t", DEFAULT_CONTENT_TYPE),
-            metadata=doc.get("u", {}),
+            key.decode(),
+            address,
+            size,
+            checksum,
+            _EPOCH + timedelta(microseconds=micros),
+            content_type,
+            metadata,
         )
-    except (ValueError, KeyError, TypeError) as exc:
+    except (struct.error, UnicodeDecodeError) as exc:
         raise CorruptFile(f"entry for {key!r} is not a valid object entry") from exc

@@ -12,18 +12,20 @@ import getpass
 import os
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, TypeVar
 
 from graveler import entry as entries
 from graveler.commits import make_commit, merge_base
+from graveler.committed.apply import Change
 from graveler.committed.merge import MergeStrategy
 from graveler.entry import ObjectEntry
 from graveler.errors import BranchMoved, DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
 from graveler.model import Branch, Commit
 from graveler.staging import as_changes, branch_tokens, merged_staging
+from graveler.validate import object_key as validate_key
 from graveler.validate import prefix_key
 
 if TYPE_CHECKING:
@@ -126,6 +128,57 @@ def _commit_sealed(
     repo.refs.update_branch(repo.name, b, replace(b, commit_id=new.id, sealed_tokens=()))
     repo.staging.drop_tokens(b.sealed_tokens)
     return new
+
+
+def import_entries(
+    repo: Repository,
+    branch: str,
+    entries: Iterable[ObjectEntry],
+    message: str,
+    *,
+    metadata: Mapping[str, str] | None = None,
+    committer: str | None = None,
+) -> Commit:
+    """Commit ``entries`` (sorted by path, no duplicates) straight over the branch head,
+    bypassing staging: the bulk-import path. Existing objects at those paths are replaced; the
+    branch's staged changes stay staged. Raises NoChanges when nothing changes.
+
+    The tree is built once over the head read at the start (``entries`` is consumed once). If
+    the branch moves meanwhile, the import is three-way merged into the new head (base: the old
+    head; imported entries win), so nothing committed concurrently is lost."""
+    if not message or not message.strip():
+        raise InvalidArgument("an import needs a non-empty message")
+    meta = _string_map(metadata)
+    who = committer or default_committer()
+    start = repo.refs.get_branch(repo.name, branch)
+    if start.protected:
+        raise ProtectedBranch(f"branch {branch!r} is protected: import on another branch")
+    base = repo.get_commit(start.commit_id).metarange_id
+    changes = (Change(e.key, e.to_record()) for e in _validated(entries))
+    imported, _ = repo.committed.apply(base, changes)
+    if imported == base:
+        raise NoChanges(f"importing into {branch!r} changes nothing")
+
+    def attempt() -> Commit:
+        b = repo.refs.get_branch(repo.name, branch)
+        head = repo.get_commit(b.commit_id)
+        tree = imported
+        if head.metarange_id != base:
+            tree, _ = repo.committed.merge(
+                base, imported, head.metarange_id, MergeStrategy.SOURCE_WINS
+            )
+        new = make_commit([head], tree, message, who, meta)
+        repo.refs.add_commit(repo.name, new)
+        repo.refs.update_branch(repo.name, b, replace(b, commit_id=new.id))
+        return new
+
+    return retry_moved(attempt, f"import into {branch!r}")
+
+
+def _validated(entries: Iterable[ObjectEntry]) -> Iterator[ObjectEntry]:
+    for e in entries:
+        validate_key(e.path)
+        yield e
 
 
 # --- merge and revert ---------------------------------------------------------------------------

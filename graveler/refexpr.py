@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from graveler.errors import InvalidRef
 
 _MODIFIER = re.compile(r"([~^])(\d*)")
 _HEX = re.compile(r"^[0-9a-f]+$")
+_BAD_BASE = re.compile(r"[\s:]")
 MIN_PREFIX = 4
 
 
@@ -27,14 +29,16 @@ class RefExpression:
         return not self.modifiers
 
 
+@lru_cache(maxsize=4096)
 def parse_ref(text: str) -> RefExpression:
+    """Parse a ref expression (pure, so memoised); raises InvalidRef."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidRef("empty ref expression")
     cut = min((i for i in (text.find("~"), text.find("^")) if i >= 0), default=len(text))
     base, rest = text[:cut], text[cut:]
     if not base:
         raise InvalidRef(f"ref expression {text!r} has no base (branch, tag or commit)")
-    if any(c.isspace() or c == ":" for c in base):
+    if _BAD_BASE.search(base):
         raise InvalidRef(f"ref expression {text!r}: the base contains whitespace or ':'")
     modifiers: list[tuple[str, int]] = []
     pos = 0

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import mimetypes
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, TypedDict, Unpack
 
 from graveler import entry as entries
 from graveler import operations, validate
@@ -41,6 +41,15 @@ from graveler.staging import branch_records, branch_tokens, staged_lookup
 if TYPE_CHECKING:
     from graveler.client import Graveler
     from graveler.transaction import Transaction
+
+
+class EntryAttributes(TypedDict, total=False):
+    """Optional attributes of a linked object (computed or defaulted when absent)."""
+
+    checksum: str
+    size: int
+    content_type: str
+    metadata: Mapping[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +81,14 @@ class Repository:
     # --- refs -----------------------------------------------------------------------------------
 
     def get_commit(self, commit_id: str) -> Commit:
-        return self.refs.get_commit(self.name, commit_id)
+        """A commit by full ID. Commits are immutable and content-addressed, so they are
+        cached (per client) after the first read."""
+        key = (self.name, commit_id)
+        cached = self.client.commit_cache.get(key)
+        if cached is None:
+            cached = self.refs.get_commit(self.name, commit_id)
+            self.client.commit_cache.put(key, cached)
+        return cached
 
     def resolve(self, ref: str) -> ResolvedRef:
         """Resolve a ref expression (branch, tag, commit ID or prefix, then ~N / ^N)."""
@@ -208,38 +224,20 @@ class Repository:
         return entry
 
     def link(
-        self,
-        branch: str,
-        path: str,
-        physical_address: str,
-        *,
-        checksum: str | None = None,
-        size: int | None = None,
-        content_type: str | None = None,
-        metadata: Mapping[str, str] | None = None,
+        self, branch: str, path: str, physical_address: str, **attrs: Unpack[EntryAttributes]
     ) -> ObjectEntry:
         """Stage an object that already exists inside the namespace (no copy)."""
-        entry = self.make_linked_entry(
-            path,
-            physical_address,
-            checksum=checksum,
-            size=size,
-            content_type=content_type,
-            metadata=metadata,
-        )
+        entry = self.make_linked_entry(path, physical_address, **attrs)
         self.stage_entries(branch, [entry])
         return entry
 
     def make_linked_entry(
-        self,
-        path: str,
-        physical_address: str,
-        *,
-        checksum: str | None = None,
-        size: int | None = None,
-        content_type: str | None = None,
-        metadata: Mapping[str, str] | None = None,
+        self, path: str, physical_address: str, **attrs: Unpack[EntryAttributes]
     ) -> ObjectEntry:
+        """The entry for an existing object inside the namespace. Size and checksum are read
+        from the store when not given (the checksum by streaming the object once)."""
+        checksum, size = attrs.get("checksum"), attrs.get("size")
+        content_type, metadata = attrs.get("content_type"), attrs.get("metadata")
         validate.object_key(path)
         address = normalize_address(self.info.storage_namespace, physical_address)
         info = self.store.stat(address)
@@ -302,6 +300,23 @@ class Repository:
             raise ObjectNotFound(f"no object {path!r} at {ref!r} in {self.name!r}")
         return entries.decode(key, rec.value)
 
+    def stat_many(self, ref: str, paths: Sequence[str]) -> list[ObjectEntry | None]:
+        """Entries for many paths at once (None where absent), aligned with ``paths``.
+        Committed lookups are batched; a branch's staged changes are consulted per path."""
+        keys = [validate.object_key(p) for p in paths]
+        resolved = self.resolve(ref)
+        records = self.committed.get_many(resolved.commit.metarange_id, keys)
+        out = [None if r is None else entries.decode(r.key, r.value) for r in records]
+        if resolved.branch is not None:
+            tokens = branch_tokens(resolved.branch)
+            if resolved.branch.sealed_tokens or self.staging.count_staged(tokens[0]):
+                for i, key in enumerate(keys):
+                    staged = staged_lookup(self.staging, tokens, key)
+                    if staged is not None:
+                        value = staged.value
+                        out[i] = None if value is None else entries.decode(key, value)
+        return out
+
     def open(self, ref: str, path: str) -> BinaryIO:
         """A streaming reader of the object's bytes."""
         return self.store.open(self.stat(ref, path).physical_address)
@@ -340,63 +355,15 @@ class Repository:
             return self.committed.iterate(mid, start, prefix)
         return branch_records(self.staging, self.committed, resolved.branch, mid, start, prefix)
 
-    # --- versioning (see graveler.operations) ---------------------------------------------------
+    # --- versioning: the functions of graveler.operations, bound as methods ----------------------
 
-    def commit(
-        self,
-        branch: str,
-        message: str,
-        *,
-        metadata: Mapping[str, str] | None = None,
-        committer: str | None = None,
-        allow_empty: bool = False,
-    ) -> Commit:
-        return operations.commit(
-            self, branch, message, metadata=metadata, committer=committer, allow_empty=allow_empty
-        )
-
-    def merge(
-        self,
-        source: str,
-        dest: str,
-        *,
-        strategy: str | None = None,
-        message: str | None = None,
-        metadata: Mapping[str, str] | None = None,
-        committer: str | None = None,
-        fast_forward: bool = True,
-    ) -> Commit:
-        return operations.merge(
-            self,
-            source,
-            dest,
-            strategy=strategy,
-            message=message,
-            metadata=metadata,
-            committer=committer,
-            fast_forward=fast_forward,
-        )
-
-    def revert(
-        self,
-        branch: str,
-        ref: str,
-        *,
-        parent_number: int | None = None,
-        committer: str | None = None,
-    ) -> Commit:
-        return operations.revert(
-            self, branch, ref, parent_number=parent_number, committer=committer
-        )
-
-    def reset(self, branch: str, prefix: str | None = None) -> None:
-        operations.reset(self, branch, prefix)
-
-    def diff(self, left: str, right: str) -> Iterator[operations.Difference]:
-        return operations.diff_refs(self, left, right)
-
-    def diff_uncommitted(self, branch: str) -> Iterator[operations.Difference]:
-        return operations.diff_uncommitted(self, branch)
+    commit = operations.commit
+    merge = operations.merge
+    revert = operations.revert
+    reset = operations.reset
+    diff = operations.diff_refs
+    diff_uncommitted = operations.diff_uncommitted
+    import_entries = operations.import_entries
 
     def log(self, ref: str, amount: int | None = None) -> Iterator[Commit]:
         if amount is not None and amount < 0:

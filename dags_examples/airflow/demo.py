@@ -26,7 +26,7 @@ from graveler.client import Graveler  # noqa: E402
 from graveler.repository import Repository  # noqa: E402
 
 DEMO = Path(".demo").absolute()
-DAG_ID = "graveler_weather_etl"
+DAG_ID = "graveler_example_etl"
 GOOD = "city,temp_c\nLisbon,21.5\nOslo,4.0\nNairobi,25.1\nQuito,\nReykjavik,-3.5\n"
 BAD = "city,temp_c\nAtlantis,-400\nLisbon,22.0\n"
 
@@ -73,7 +73,7 @@ def airflow(env: dict[str, str], log: str, *args: str) -> int:
 def prepare() -> None:
     shutil.rmtree(DEMO, ignore_errors=True)
     (DEMO / "airflow" / "dags").mkdir(parents=True)
-    shutil.copy(HERE / "weather_etl_dag.py", DEMO / "airflow" / "dags")
+    shutil.copy(HERE / "example_etl_dag.py", DEMO / "airflow" / "dags")
     (DEMO / "landing").mkdir()
     (DEMO / "landing" / "weather.csv").write_text(GOOD)
     (DEMO / "landing" / "weather_bad.csv").write_text(BAD)

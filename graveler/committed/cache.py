@@ -102,7 +102,15 @@ class TieredCache:
         hit = self.peek(file_id)
         if hit is not None:
             return hit  # type: ignore[no-any-return]
-        return self._load_once(file_id, fetch, decode, cost)
+        return self._load_once(file_id, lambda: self._load(file_id, fetch, decode), cost)
+
+    def derived(self, name: str, build: Callable[[], T], cost: Callable[[T], int]) -> T:
+        """A RAM-only object computed from cached files (e.g. an index), built once even under
+        concurrent requests, evicted like any decoded file and never written to disk."""
+        hit = self.peek(name)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+        return self._load_once(name, build, cost)
 
     def peek(self, file_id: str) -> Any:
         """The decoded file if it is in RAM (marking it recently used), else None."""
@@ -117,13 +125,7 @@ class TieredCache:
         self.stats.ram_hits += 1
         return hit[0]
 
-    def _load_once(
-        self,
-        file_id: str,
-        fetch: Callable[[], bytes],
-        decode: Callable[[bytes], T],
-        cost: Callable[[T], int],
-    ) -> T:
+    def _load_once(self, file_id: str, load: Callable[[], T], cost: Callable[[T], int]) -> T:
         with self._lock:
             hit = self._ram.items.get(file_id)
             if hit is not None:
@@ -135,7 +137,7 @@ class TieredCache:
         if not leader:
             return future.result()  # type: ignore[no-any-return]
         try:
-            value = self._load(file_id, fetch, decode)
+            value = load()
             self.put_decoded(file_id, value, cost(value))
             future.set_result(value)
             return value

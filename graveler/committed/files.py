@@ -30,7 +30,8 @@ from graveler.objectstore.port import ObjectStore
 from graveler.sstable import SstReader, SstWriter
 
 TREE_PREFIX = "_graveler/"
-_RECORD_OVERHEAD = 250  # measured Python object overhead per decoded record (tuple, 3 bytes, dict slot)
+# Python object overhead per decoded record (tuple, three bytes objects, dict and list slots).
+_RECORD_OVERHEAD = 250
 
 
 class RangeData:

@@ -1,1 +1,46 @@
-"""graveler_dagster: placeholder; built in its own issue."""
+"""graveler_dagster: graveler in Dagster -- every run writes to its own branch, merged on success.
+
+* :class:`GravelerResource`: a connected graveler client bound to one repository.
+* :class:`GravelerIOManager`: asset values on the run's branch (Parquet for tables, pickle
+  otherwise), inputs from the run branch or ``main``.
+* Sensors: merge on success, keep or delete on failure, run a job on new commits.
+* :func:`graveler_definitions`: all of the above as ``Definitions`` keyword arguments.
+"""
+
+from graveler_dagster.definitions import DefinitionsPieces as DefinitionsPieces
+from graveler_dagster.definitions import graveler_definitions as graveler_definitions
+from graveler_dagster.io_manager import GravelerIOManager as GravelerIOManager
+from graveler_dagster.resource import GravelerResource as GravelerResource
+from graveler_dagster.runs import RUN_ID_KEY as RUN_ID_KEY
+from graveler_dagster.runs import MergeOutcome as MergeOutcome
+from graveler_dagster.runs import commit_staged as commit_staged
+from graveler_dagster.runs import ensure_run_branch as ensure_run_branch
+from graveler_dagster.runs import merge_run_branch as merge_run_branch
+from graveler_dagster.runs import open_run_branch as open_run_branch
+from graveler_dagster.runs import read_ref as read_ref
+from graveler_dagster.runs import read_ref_for_prefix as read_ref_for_prefix
+from graveler_dagster.runs import run_lineage as run_lineage
+from graveler_dagster.sensors import RESOURCE_KEY as RESOURCE_KEY
+from graveler_dagster.sensors import build_graveler_diff_sensor as build_graveler_diff_sensor
+from graveler_dagster.sensors import build_graveler_failure_sensor as build_graveler_failure_sensor
+from graveler_dagster.sensors import build_graveler_merge_sensor as build_graveler_merge_sensor
+
+__all__ = [
+    "RESOURCE_KEY",
+    "RUN_ID_KEY",
+    "DefinitionsPieces",
+    "GravelerIOManager",
+    "GravelerResource",
+    "MergeOutcome",
+    "build_graveler_diff_sensor",
+    "build_graveler_failure_sensor",
+    "build_graveler_merge_sensor",
+    "commit_staged",
+    "ensure_run_branch",
+    "graveler_definitions",
+    "merge_run_branch",
+    "open_run_branch",
+    "read_ref",
+    "read_ref_for_prefix",
+    "run_lineage",
+]

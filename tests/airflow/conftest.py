@@ -1,5 +1,6 @@
-"""Session fixtures for the Airflow provider tests: one migrated Airflow metadata database
-(SQLite, temporary AIRFLOW_HOME) and two DAG-running worker processes.
+"""Fixtures for the Airflow provider tests: one migrated Airflow metadata database
+(SQLite, temporary AIRFLOW_HOME) and two DAG-running worker processes, both set up once for
+the tests/airflow package and shut down after its last test.
 
 AIRFLOW_HOME and friends are set for this process as well, before anything imports Airflow,
 so the unit tests that import ``airflow.sdk`` never touch ``~/airflow``.
@@ -31,7 +32,7 @@ for _entry in AIRFLOW.env["PYTHONPATH"].split(os.pathsep):
         sys.path.append(_entry)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def airflow_env() -> AirflowEnv:
     """The session's Airflow, its metadata database migrated by ``airflow db migrate``."""
     done = airflow_cli(AIRFLOW, "db", "migrate")
@@ -39,7 +40,7 @@ def airflow_env() -> AirflowEnv:
     return AIRFLOW
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def workers(airflow_env: AirflowEnv) -> Iterator[Workers]:
     pool = Workers(airflow_env.env)
     try:

@@ -7,13 +7,13 @@ import io
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from graveler_airflow import lineage
 
 from graveler.client import Graveler
 from graveler.repository import Repository
-from graveler_airflow import lineage
 from tests.airflow.harness import Workers
 
-DAG_ID = "graveler_weather_etl"
+DAG_ID = "graveler_example_etl"
 GOOD = "city,temp_c\nLisbon,21.5\nOslo,4.0\nQuito,\n"
 BAD = "city,temp_c\nAtlantis,-400\n"
 

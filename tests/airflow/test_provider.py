@@ -13,12 +13,12 @@ from urllib.parse import urlsplit
 
 import jsonschema
 import pytest
+from graveler_airflow.get_provider_info import get_provider_info
+from graveler_airflow.hooks.graveler import GravelerHook, settings_from_connection
 
 from graveler.errors import InvalidArgument, InvalidURI
 from graveler.refs.migrate import head_revision
 from graveler.validate import branch_name
-from graveler_airflow.get_provider_info import get_provider_info
-from graveler_airflow.hooks.graveler import GravelerHook, settings_from_connection
 from tests.airflow.harness import AirflowEnv, Workers, provider_view
 
 AIRFLOW_PACKAGE = Path(__import__("airflow").__file__).parent
@@ -66,11 +66,11 @@ def test_airflow_db_migrate_creates_graveler_tables(airflow_env: AirflowEnv) -> 
 
 @pytest.mark.postgres
 def test_db_manager_upgrades_a_postgres_metadata_db(pg_schema_url: str, tmp_path: Path) -> None:
+    from graveler_airflow.db_manager import GravelerDBManager
     from sqlalchemy import create_engine, inspect
     from sqlalchemy.orm import Session
 
     from graveler.client import Graveler
-    from graveler_airflow.db_manager import GravelerDBManager
 
     engine = create_engine(pg_schema_url)
     try:
@@ -143,7 +143,6 @@ def test_hook_test_connection(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 
 def test_asset_uri_handler_and_factory() -> None:
     from airflow.sdk import Asset
-
     from graveler_airflow.assets.graveler import create_asset, graveler_asset, sanitize_uri
 
     clean = sanitize_uri(urlsplit("graveler://lake/main//clean/weather"))
@@ -159,8 +158,9 @@ def test_asset_uri_handler_and_factory() -> None:
 
 
 def test_merge_asset_paths_cover_every_level_and_respect_the_limit(tmp_path: Path) -> None:
-    from graveler.client import Graveler
     from graveler_airflow.assets.graveler import merge_changes
+
+    from graveler.client import Graveler
 
     with Graveler(home=tmp_path) as gv:
         repo = gv.create_repository("lake")
@@ -202,7 +202,6 @@ def test_run_branch_names_are_valid_and_distinct(run_id: str) -> None:
 
 def test_run_branch_wires_create_before_and_merge_after_the_group() -> None:
     from airflow.sdk import DAG, TriggerRule, task
-
     from graveler_airflow import GravelerRunBranch
 
     with DAG("wiring", schedule=None) as dag:
@@ -240,7 +239,6 @@ def test_run_branch_wires_create_before_and_merge_after_the_group() -> None:
 
 def test_run_branch_refuses_a_bad_strategy_when_the_dag_is_parsed() -> None:
     from airflow.sdk import DAG
-
     from graveler_airflow import GravelerRunBranch
 
     with DAG("bad_strategy", schedule=None), pytest.raises(InvalidArgument, match="strategy"):

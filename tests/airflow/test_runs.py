@@ -3,9 +3,12 @@ run branch, concurrent runs, the operators and the asset events of merges."""
 
 from __future__ import annotations
 
-from graveler.client import Graveler
-from graveler.repository import Repository
+import pytest
 from graveler_airflow import lineage
+
+from graveler.client import Graveler
+from graveler.errors import MergeConflict
+from graveler.repository import Repository
 from tests.airflow.harness import Workers, asset_activity
 
 RUN_DAG = "graveler_test_run"
@@ -112,6 +115,10 @@ def test_concurrent_runs_writing_one_path_differently_conflict(
     assert _other_branches(lake) == [kept]
     assert lake.get(kept, "shared.csv") == b"second\n"  # committed and kept
     assert list(lake.diff_uncommitted(kept)) == []
+    with pytest.raises(MergeConflict) as conflict:  # what made the run's merge task fail
+        lake.merge(kept, "main")
+    assert conflict.value.keys == ["shared.csv"]
+    assert lake.resolve("main").commit.id == head.id
     assert lake.get_commit(lake.branch(kept).commit_id).metadata[lineage.TASK_ID] == "run.merge"
 
 

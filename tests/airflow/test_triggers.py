@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from graveler_airflow.triggers.graveler import GravelerCommitTrigger, GravelerDiffTrigger
 
 from graveler.repository import Repository
-from graveler_airflow.triggers.graveler import GravelerCommitTrigger, GravelerDiffTrigger
 from tests.airflow.harness import ROOT, AirflowEnv, Workers, wait_for
 
 CONN_ID = "graveler_trigger_test"
@@ -184,8 +184,9 @@ def test_deferred_sensors_resume_with_the_commit_id(
 
 
 def test_commit_sensor_pokes_against_the_head_it_saw_first(conn: str, lake: Repository) -> None:
-    from graveler.errors import InvalidArgument
     from graveler_airflow import GravelerCommitSensor, GravelerDiffSensor
+
+    from graveler.errors import InvalidArgument
 
     lake.create_branch("incoming", "main")
     sensor = GravelerCommitSensor(

@@ -174,3 +174,63 @@ def test_transaction_merge_conflict_keeps_the_branch(repo):
         repo.commit("main", "concurrent")
     assert "tx-keep" in " ".join(err.value.__notes__)
     assert repo.get("tx-keep", "k") == b"tx"
+
+
+def _entries(repo, paths, content=b"x"):
+    from datetime import UTC, datetime
+
+    from graveler.entry import ObjectEntry
+
+    out = []
+    for p in paths:
+        addr = f"imports/{p}"
+        repo.store.put(addr, content + p.encode())
+        out.append(ObjectEntry(p, addr, len(content) + len(p), "0" * 64, datetime.now(UTC)))
+    return out
+
+
+def test_import_entries_commits_without_staging(repo):
+    repo.put("main", "staged-only", b"s")
+    c = repo.import_entries("main", iter(_entries(repo, ["a/1", "a/2", "b/1"])), "import")
+    assert c.message == "import" and repo.get(c.id, "a/2") == b"xa/2"
+    assert [d.path for d in repo.diff_uncommitted("main")] == ["staged-only"]
+    with pytest.raises(NoChanges):
+        repo.import_entries("main", iter(_entries(repo, ["a/1"])), "again")
+    with pytest.raises(InvalidArgument):
+        repo.import_entries("main", iter(_entries(repo, ["b/2", "b/1"])), "unsorted")
+    assert repo.branch("main").commit_id == c.id
+
+
+def test_import_merges_into_a_branch_that_moved(repo, monkeypatch):
+    from graveler import operations
+
+    repo.put("main", "other", b"1")
+    real_get_commit = repo.get_commit
+    moved = []
+
+    def racing_get_commit(cid):  # a concurrent commit lands right after the import starts
+        if not moved:
+            moved.append(1)
+            head = real_get_commit(cid)
+            repo.put("main", "concurrent", b"c")
+            repo.commit("main", "concurrent commit")
+            return head
+        return real_get_commit(cid)
+
+    monkeypatch.setattr(repo, "get_commit", racing_get_commit)
+    c = operations.import_entries(repo, "main", iter(_entries(repo, ["imp/1"])), "import")
+    monkeypatch.undo()
+    assert {e.path for e in repo.iter_objects(c.id)} == {"other", "concurrent", "imp/1"}
+    assert repo.resolve("main~1").commit.message == "concurrent commit"
+
+
+def test_stat_many_on_commits_and_branches(repo):
+    for p in ("a", "b", "c"):
+        repo.put("main", p, p.encode())
+    c = repo.commit("main", "abc")
+    repo.put("main", "d", b"d")
+    repo.delete("main", "a")
+    got = repo.stat_many(c.id, ["a", "zz", "c"])
+    assert [e.path if e else None for e in got] == ["a", None, "c"]
+    got = repo.stat_many("main", ["a", "b", "d", "zz"])
+    assert [e.path if e else None for e in got] == [None, "b", "d", None]

@@ -163,3 +163,25 @@ def test_failed_fetch_is_not_cached_and_propagates():
     with pytest.raises(CorruptFile):
         cache.get("a" * 64, lambda: b"x", bad, len)
     assert cache.get("a" * 64, lambda: b"x", lambda d: d, len) == b"x"
+
+
+def test_derived_objects_stay_in_ram_and_are_built_once(tmp_path):
+    cache = TieredCache(str(tmp_path / "c"))
+    calls = []
+
+    def build() -> dict[str, int]:
+        calls.append(1)
+        return {"a": 1}
+
+    assert cache.derived("x#index", build, len) == {"a": 1}
+    assert cache.derived("x#index", build, len) == {"a": 1}
+    assert calls == [1]
+    assert not [p for p in (tmp_path / "c").rglob("*") if p.is_file()]
+
+
+def test_large_batches_use_a_whole_tree_index(manager_factory):
+    cm = manager_factory(SETTINGS)
+    mid = build(cm)
+    found = cm.get_many(mid, [*KEYS[::10], b"absent"])
+    assert [r.key if r else None for r in found] == [*KEYS[::10], None]
+    assert cm.files.cache.peek(mid + "#index") is not None

@@ -91,8 +91,17 @@ def test_lookups_match_model(manager_factory, model, probes, which):
         assert (rec is not None) == (k in model)
         if rec is not None:
             assert rec.identity == make_record(k, model[k]).identity
-    found = cm.get_many(mid, probes)
-    assert [r.key if r else None for r in found] == [k if k in model else None for k in probes]
+    want = [k if k in model else None for k in probes]
+    import graveler.committed.manager as manager_module
+
+    saved = manager_module.WHOLE_INDEX_RATIO
+    try:
+        for ratio in (0, 10**9):  # per-range grouping, then the whole-tree index
+            manager_module.WHOLE_INDEX_RATIO = ratio
+            found = cm.get_many(mid, probes)
+            assert [r.key if r else None for r in found] == want
+    finally:
+        manager_module.WHOLE_INDEX_RATIO = saved
 
 
 @HYP

@@ -111,3 +111,23 @@ def test_sqlite_parent_directory_is_created(tmp_path: Path) -> None:
     with SqlMetadataStore(url) as store:
         assert store.list_repositories() == []
     assert (tmp_path / ".graveler" / "refs.db").is_file()
+
+
+def test_head_revision_constant_matches_the_scripts() -> None:
+    from graveler.refs.migrate import HEAD_REVISION
+
+    assert head_revision() == HEAD_REVISION
+
+
+def test_opening_a_current_database_does_not_import_alembic(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'refs.db'}"
+    upgrade(url)
+    code = (
+        "import sys; from graveler.refs.sql import SqlMetadataStore; "
+        f"SqlMetadataStore({url!r}).close(); print('alembic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -10,7 +10,6 @@ import time
 from typing import Any
 
 from airflow.sdk import DAG, get_current_context, task
-
 from graveler_airflow import (
     GravelerCommitOperator,
     GravelerCommitSensor,

@@ -1,14 +1,14 @@
 """Example ETL on a branch per run: land raw CSV, clean it into Parquet with PySpark, validate,
 and merge into ``main`` only when every step succeeded.
 
-    run branch  airflow-graveler_weather_etl-<run id>-<hash>   (created from main)
+    run branch  airflow-graveler_example_etl-<run id>-<hash>   (created from main)
       extract   landing CSV            -> raw/weather.csv
       transform raw/weather.csv (Spark) -> clean/weather/part-*.parquet
       validate  temperatures plausible, rows present; raises otherwise
       merge     commit + merge commit into main (run metadata), asset events
 
 A failed run leaves ``main`` untouched and keeps its branch for inspection. Connection:
-``graveler_default``. Params: ``repository`` (default ``weather``) and ``landing`` (path of the
+``graveler_default``. Params: ``repository`` (default ``lake``) and ``landing`` (path of the
 CSV to ingest). ``make demo`` runs this DAG twice, with good and with bad data.
 """
 
@@ -18,8 +18,9 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import DAG, get_current_context, task
-
 from graveler_airflow import GravelerHook, GravelerRunBranch
+
+from graveler.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from graveler.repository import Repository
@@ -54,7 +55,10 @@ def write_parquet_to_branch(df: Any, repo: Repository, branch: str, path: str) -
 def _local_path(repo: Repository, key: str) -> str:
     path = repo.store.local_path(key)
     if path is None:
-        raise NotImplementedError("this example needs a local (file://) storage namespace")
+        raise InvalidArgument(
+            f"{repo.name}: this example needs a local (file://) storage namespace until the "
+            "Spark data source can write to any namespace"
+        )
     return path
 
 
@@ -64,9 +68,9 @@ def _repository(hook: GravelerHook) -> Repository:
 
 with (
     DAG(
-        "graveler_weather_etl",
+        "graveler_example_etl",
         schedule=None,
-        params={"repository": "weather", "landing": "landing/weather.csv"},
+        params={"repository": "lake", "landing": "landing/weather.csv"},
         tags=["graveler", "example"],
         doc_md=__doc__,
     ),

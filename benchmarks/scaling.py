@@ -1,0 +1,46 @@
+"""Suite ``scaling``: cost of commit-1, diff-10 and a warm single lookup against N, for every
+size up to the run's scale (log-log plot with ``--plot``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.commit import commit_one
+from benchmarks.diffmerge import changed_commit, diff_time
+from benchmarks.lake import Context, timed
+from benchmarks.lookups import sample_paths
+from benchmarks.report import table
+
+
+def point(ctx: Context, n: int) -> dict[str, float]:
+    lake = ctx.lake(n)
+    with lake.client(ctx.fresh_dir(f"scaling-{n}")) as gv:
+        repo = gv.repository("lake")
+        repo.create_branch("scale", lake.commit_id)
+        commit_s = commit_one(repo, "scale", n)["seconds"]
+        repo.create_branch("scale-diff", lake.commit_id)
+        other = changed_commit(repo, n, "scale-diff", 10, version=3)
+        diff_s = diff_time(repo, lake.commit_id, other, min(10, n))
+        paths = sample_paths(n, 20_000)
+        for p in paths:  # warm the caches
+            repo.stat(lake.commit_id, p)
+        lookup_s = timed(lambda: [repo.stat(lake.commit_id, p) for p in paths]) / len(paths)
+    return {"n": n, "commit_1": commit_s, "diff_10": diff_s, "lookup": lookup_s}
+
+
+def run(ctx: Context) -> dict[str, Any]:
+    points = [point(ctx, n) for n in ctx.ladder]
+    table(
+        "scaling: cost against repository size",
+        ["N", "commit-1 ms", "diff-10 ms", "lookup us"],
+        [(p["n"], p["commit_1"] * 1e3, p["diff_10"] * 1e3, p["lookup"] * 1e6) for p in points],
+    )
+    first, last = points[0], points[-1]
+    ratios = {k: last[k] / first[k] for k in ("commit_1", "diff_10", "lookup")}
+    if len(points) > 1:
+        print(
+            f"  cost ratio N={last['n']:,} / N={first['n']:,}: "
+            + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
+            + "  (target <= 3)"
+        )
+    return {"points": points, "ratios": ratios}

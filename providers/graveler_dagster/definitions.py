@@ -1,0 +1,64 @@
+"""``graveler_definitions``: the resources and sensors that add graveler to a Dagster project.
+
+.. code-block:: python
+
+    import dagster as dg
+    from graveler_dagster import GravelerResource, graveler_definitions
+
+    defs = dg.Definitions(
+        assets=[raw_orders, clean_orders],
+        **graveler_definitions(GravelerResource(repository="lake")),
+    )
+
+Every asset then writes to its run's branch, and successful runs are merged into ``main``.
+To combine with other resources or sensors, build ``dg.Definitions(**pieces)`` and use
+``dg.Definitions.merge``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypedDict
+
+from dagster import DefaultSensorStatus, SensorDefinition
+
+from graveler_dagster.io_manager import GravelerIOManager
+from graveler_dagster.resource import GravelerResource
+from graveler_dagster.sensors import (
+    RESOURCE_KEY,
+    build_graveler_failure_sensor,
+    build_graveler_merge_sensor,
+)
+
+
+class DefinitionsPieces(TypedDict):
+    """Keyword arguments for ``dagster.Definitions``."""
+
+    resources: dict[str, Any]
+    sensors: list[SensorDefinition]
+
+
+def graveler_definitions(
+    resource: GravelerResource,
+    *,
+    io_manager_key: str = "io_manager",
+    merge_strategy: str | None = "source-wins",
+    delete_failed_branches: bool = False,
+    sensor_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
+    extra_sensors: Sequence[SensorDefinition] = (),
+) -> DefinitionsPieces:
+    """Resources (``"graveler"`` and the IO manager under ``io_manager_key``) and sensors (merge
+    on success, keep or delete on failure, plus ``extra_sensors`` such as diff sensors)."""
+    return {
+        "resources": {
+            RESOURCE_KEY: resource,
+            io_manager_key: GravelerIOManager(graveler=resource),
+        },
+        "sensors": [
+            build_graveler_merge_sensor(strategy=merge_strategy, default_status=sensor_status),
+            build_graveler_failure_sensor(
+                delete_branch=delete_failed_branches, default_status=sensor_status
+            ),
+            *extra_sensors,
+        ],
+    }

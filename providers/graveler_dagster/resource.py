@@ -1,0 +1,128 @@
+"""``GravelerResource``: one repository of a graveler deployment, as a Dagster resource.
+
+The resource is configuration (database, repository, storage settings, run-branch naming) plus
+a lazily opened :class:`graveler.Graveler` client, closed when Dagster tears the resource down.
+Run-branch handling lives in :mod:`graveler_dagster.runs`; this module only names branches.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dagster import ConfigurableResource, DagsterInstance, InitResourceContext
+from pydantic import Field, PrivateAttr
+
+from graveler.client import Graveler
+from graveler.errors import AlreadyExists, RepositoryNotFound
+from graveler.repository import Repository
+from graveler_dagster.storage import default_database_url, default_home
+
+
+class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
+    """A connected graveler client bound to one repository.
+
+    Examples:
+        .. code-block:: python
+
+            import dagster as dg
+            from graveler_dagster import GravelerResource, graveler_definitions
+
+            graveler = GravelerResource(repository="lake")
+            defs = dg.Definitions(assets=[...], **graveler_definitions(graveler))
+
+    Every setting left unset has a default derived from the Dagster instance: see
+    :mod:`graveler_dagster.storage`.
+    """
+
+    repository: str = Field(description="Name of the graveler repository the assets live in.")
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL of graveler's refs database. Default: Dagster's PostgreSQL "
+        "storage when it has one, else sqlite:///$DAGSTER_HOME/graveler/graveler.db.",
+    )
+    home: str | None = Field(
+        default=None,
+        description="Directory for graveler's cache and default local namespaces. "
+        "Default: $DAGSTER_HOME/graveler.",
+    )
+    storage_namespace: str | None = Field(
+        default=None,
+        description="Where a repository created by this resource keeps its objects "
+        "(file:///..., s3://bucket/prefix). Default: <home>/data/<repository>.",
+    )
+    create_repository: bool = Field(
+        default=True, description="Create the repository on first use when it does not exist."
+    )
+    target_branch: str | None = Field(
+        default=None,
+        description="Branch that successful runs merge into and that inputs fall back to. "
+        "Default: the repository's default branch (main).",
+    )
+    branch_prefix: str = Field(
+        default="dagster-run-", description="Run branches are named <branch_prefix><run id>."
+    )
+    dagster_ui_url: str = Field(
+        default="http://localhost:3000",
+        description="Base URL of the Dagster UI, for the run link in merge-commit metadata.",
+    )
+    s3_endpoint_url: str | None = Field(default=None, description="S3 endpoint (MinIO etc.).")
+    s3_region: str | None = Field(default=None, description="S3 region.")
+    s3_access_key_id: str | None = Field(default=None, description="S3 key (use EnvVar).")
+    s3_secret_access_key: str | None = Field(default=None, description="S3 secret (use EnvVar).")
+
+    _instance: DagsterInstance | None = PrivateAttr(default=None)
+    _client: Graveler | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        self._instance = context.instance
+
+    def teardown_after_execution(self, context: InitResourceContext) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the client (its database connections); the next use reopens it."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def get_client(self) -> Graveler:
+        """The connected client, opened on first use (database and home as configured)."""
+        if self._client is None:
+            home = self.home or str(default_home(self._instance))
+            url = self.database_url or default_database_url(self._instance)
+            self._client = Graveler(home=home, database_url=url, store_options=self._store_opts())
+        return self._client
+
+    def get_repository(self, name: str | None = None) -> Repository:
+        """The configured repository (or ``name``), created first if allowed and missing."""
+        client = self.get_client()
+        wanted = name or self.repository
+        try:
+            return client.repository(wanted)
+        except RepositoryNotFound:
+            if not self.create_repository or name not in (None, self.repository):
+                raise
+        try:
+            return client.create_repository(wanted, self.storage_namespace)
+        except AlreadyExists:  # created meanwhile by a concurrent step
+            return client.repository(wanted)
+
+    def target(self, repo: Repository) -> str:
+        """The branch successful runs merge into."""
+        return self.target_branch or repo.info.default_branch
+
+    def run_branch_name(self, run_id: str) -> str:
+        """The branch of Dagster run ``run_id``."""
+        return f"{self.branch_prefix}{run_id}"
+
+    def run_url(self, run_id: str) -> str:
+        return f"{self.dagster_ui_url.rstrip('/')}/runs/{run_id}"
+
+    def _store_opts(self) -> dict[str, Any]:
+        opts = {
+            "endpoint_url": self.s3_endpoint_url,
+            "region": self.s3_region,
+            "access_key_id": self.s3_access_key_id,
+            "secret_access_key": self.s3_secret_access_key,
+        }
+        return {k: v for k, v in opts.items() if v}
