@@ -37,16 +37,25 @@ def run(ctx: Context) -> dict[str, Any]:
             other = changed_commit(repo, ctx.n, name, changes, version=changes)
             expect = min(changes, ctx.n)
             out[f"diff_{changes}_seconds"] = diff_time(repo, lake.commit_id, other, expect)
-        repo.create_branch("run", lake.commit_id)
-        changed_commit(repo, ctx.n, "run", 10_000, version=7)
         unrelated = lake_entry(lake_path(0, hour_offset=10**5, tag="main-only"))
         repo.import_entries("main", [unrelated], "main moves on")
+        # A pipeline run writes new partitions: 10,000 files under the next hours' prefixes.
+        repo.create_branch("run", lake.commit_id)
+        hours = ctx.n // 500 + 1
+        run_files = [lake_entry(lake_path(i, hour_offset=hours, tag="run")) for i in range(10_000)]
+        repo.import_entries("run", run_files, "run output")
         out["merge_10000_seconds"] = timed(lambda: repo.merge("run", "main"))
         assert len(repo.resolve("main").commit.parents) == 2
+        # Worst case: 10,000 changes spread uniformly over every range of the tree.
+        repo.create_branch("scattered", repo.resolve("main").commit.id)
+        changed_commit(repo, ctx.n, "scattered", 10_000, version=7)
+        repo.import_entries("main", [lake_entry(lake_path(1, 10**5, "main-2"))], "again")
+        out["merge_scattered_seconds"] = timed(lambda: repo.merge("scattered", "main"))
     rows = [
         ("diff, 10 changes", out["diff_10_seconds"] * 1000),
         ("diff, 10,000 changes", out["diff_10000_seconds"] * 1000),
-        ("merge a run branch of 10,000 changes", out["merge_10000_seconds"] * 1000),
+        ("merge a run branch of 10,000 new files", out["merge_10000_seconds"] * 1000),
+        ("merge 10,000 changes scattered over all ranges", out["merge_scattered_seconds"] * 1000),
     ]
     table(f"diff and merge against a main of {ctx.n:,} objects", ["operation", "ms"], rows)
     return out
