@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
+from itertools import compress, count
+from operator import ne
 from typing import NamedTuple
 
 from graveler.committed.files import TreeFiles
@@ -86,6 +88,8 @@ def _both_records(lit: TreeIterator, rit: TreeIterator) -> Iterator[DiffEntry]:
     right, j = rit.cursor()
     nl, nr = len(left), len(right)
     out: list[DiffEntry] = []
+    if i == j == 0 and nl == nr:
+        i = j = _aligned_prefix(left, right, out)
     while i < nl and j < nr:
         a, b = left[i], right[j]
         ka, kb = a[0], b[0]
@@ -103,6 +107,19 @@ def _both_records(lit: TreeIterator, rit: TreeIterator) -> Iterator[DiffEntry]:
     lit.move_to(i)
     rit.move_to(j)
     yield from out
+
+
+def _aligned_prefix(left: list[ValueRecord], right: list[ValueRecord], out: list[DiffEntry]) -> int:
+    """Compare two equally long ranges position by position in C (``map(ne)``), reporting
+    changed records, until the first position whose keys differ; returns that position (the
+    length when keys never diverge). Overwritten objects are the common case this speeds up."""
+    for k in compress(count(), map(ne, left, right)):
+        a, b = left[k], right[k]
+        if a[0] != b[0]:
+            return k
+        if a[1] != b[1]:
+            out.append(DiffEntry(DiffType.CHANGED, a[0], a, b))
+    return len(left)
 
 
 def _whole(it: TreeIterator, side: DiffType) -> Iterator[DiffEntry]:

@@ -43,3 +43,22 @@ def test_seek_ge_matches_sorted_list(manager_factory, keys, probe):
     it = TreeIterator(cm.files, cm.ranges(mid))
     it.seek_ge(probe)
     assert [r.key for r in it.records()] == [k for k in ordered if k >= probe]
+
+
+def test_diff_of_equal_length_ranges_whose_keys_diverge(manager_factory):
+    """Same-length ranges are compared position by position until keys diverge; the rest must
+    still be diffed by key (a removal and an addition keep the length equal)."""
+    from graveler.committed.diff import DiffType
+
+    cm = manager_factory(RangeSettings(min_size=0, max_size=1 << 20, raggedness=1 << 30))
+    left = {b"a": "1", b"b": "1", b"c": "1", b"d": "1", b"f": "1"}
+    right = {b"a": "1", b"b": "2", b"cc": "1", b"d": "1", b"f": "2"}
+    lid, _ = cm.write_records(make_record(k, v) for k, v in sorted(left.items()))
+    rid, _ = cm.write_records(make_record(k, v) for k, v in sorted(right.items()))
+    got = [(e.type, e.key) for e in cm.diff(lid, rid)]
+    assert got == [
+        (DiffType.CHANGED, b"b"),
+        (DiffType.REMOVED, b"c"),
+        (DiffType.ADDED, b"cc"),
+        (DiffType.CHANGED, b"f"),
+    ]
