@@ -1,5 +1,6 @@
-"""Writing object bytes into a storage namespace: unique physical addresses, streaming with
-checksum and size computed on the way, and normalisation of linked addresses."""
+"""Object bytes in a storage namespace: unique physical addresses, streaming with checksum and
+size computed on the way (writing) or verified on the way (reading), and normalisation of
+linked addresses."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import io
 import uuid
 from typing import BinaryIO
 
-from graveler.errors import InvalidArgument, InvalidKey
+from graveler.errors import CorruptFile, InvalidArgument, InvalidKey
 from graveler.objectstore.keys import validate_key
 
 DATA_PREFIX = "data/"
@@ -70,3 +71,66 @@ def normalize_address(namespace: str, address: str) -> str:
 
 def full_address(namespace: str, relative: str) -> str:
     return namespace.rstrip("/") + "/" + relative
+
+
+def verify_content(data: bytes, size: int, checksum: str, what: str) -> bytes:
+    """``data`` unchanged if it has ``size`` bytes hashing to ``checksum`` (hex SHA-256), else
+    CorruptFile naming ``what``."""
+    _check(len(data), hashlib.sha256(data).hexdigest(), size, checksum, what)
+    return data
+
+
+def _check(actual_size: int, actual_sum: str, size: int, checksum: str, what: str) -> None:
+    if actual_size != size:
+        raise CorruptFile(
+            f"{what} has {actual_size} bytes but {size} were recorded: the stored object is "
+            "damaged (run 'graveler fsck --verify-objects')"
+        )
+    if actual_sum != checksum:
+        raise CorruptFile(
+            f"{what} does not match its recorded SHA-256: the stored object is damaged "
+            "(run 'graveler fsck --verify-objects')"
+        )
+
+
+class VerifyingReader(io.RawIOBase):
+    """Streams an object's bytes and raises CorruptFile at end of stream when they are not the
+    recorded size and SHA-256. Reads past the recorded size fail at once. Verification stops
+    (silently) after a ``seek``, which the reader passes through when the source can seek."""
+
+    def __init__(self, source: BinaryIO, size: int, checksum: str, what: str) -> None:
+        self._src = source
+        self._size = size
+        self._checksum = checksum
+        self._what = what
+        self._hash: hashlib._Hash | None = hashlib.sha256()
+        self._seen = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return bool(self._src.seekable())
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._hash = None
+        return self._src.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._src.tell()
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        chunk = self._src.read(len(buffer))
+        n = len(chunk)
+        buffer[:n] = chunk
+        if self._hash is not None:
+            self._seen += n
+            self._hash.update(chunk)
+            if self._seen > self._size or (n == 0 and len(buffer) > 0):
+                _check(self._seen, self._hash.hexdigest(), self._size, self._checksum, self._what)
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            self._src.close()
+        super().close()

@@ -6,6 +6,7 @@ Versioning operations that build trees (commit, merge, revert, reset, diff, log)
 
 from __future__ import annotations
 
+import io
 import mimetypes
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -33,7 +34,14 @@ from graveler.errors import (
 from graveler.listing import ListingPage, list_page
 from graveler.model import Branch, Commit, StagedEntry, Tag
 from graveler.model import Repository as RepositoryInfo
-from graveler.objects import HashingReader, full_address, new_physical_address, normalize_address
+from graveler.objects import (
+    HashingReader,
+    VerifyingReader,
+    full_address,
+    new_physical_address,
+    normalize_address,
+    verify_content,
+)
 from graveler.objectstore.port import ObjectStore
 from graveler.refexpr import looks_like_commit_prefix, parse_ref
 from graveler.staging import branch_records, branch_tokens, staged_lookup
@@ -303,11 +311,16 @@ class Repository:
         return entries.decode(key, rec.value)
 
     def open(self, ref: str, path: str) -> BinaryIO:
-        """A streaming reader of the object's bytes."""
-        return self.store.open(self.stat(ref, path).physical_address)
+        """A streaming reader of the object's bytes. Reading it to the end verifies size and
+        SHA-256 and raises CorruptFile on a mismatch (not after a seek)."""
+        e = self.stat(ref, path)
+        raw = VerifyingReader(self.store.open(e.physical_address), e.size, e.checksum, _what(e))
+        return io.BufferedReader(raw, buffer_size=1 << 20)
 
     def get(self, ref: str, path: str) -> bytes:
-        return self.store.get(self.stat(ref, path).physical_address)
+        """The object's bytes; CorruptFile when they are not the recorded size and SHA-256."""
+        e = self.stat(ref, path)
+        return verify_content(self.store.get(e.physical_address), e.size, e.checksum, _what(e))
 
     def physical_uri(self, entry: ObjectEntry) -> str:
         return full_address(self.info.storage_namespace, entry.physical_address)
@@ -409,6 +422,10 @@ class Repository:
         from graveler.transaction import transaction
 
         return transaction(self, base or self.info.default_branch, **kwargs)  # type: ignore[arg-type]
+
+
+def _what(e: ObjectEntry) -> str:
+    return f"object {e.path!r} ({e.physical_address})"
 
 
 def _guess_type(path: str) -> str:
