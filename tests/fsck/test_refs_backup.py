@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -79,19 +80,19 @@ def test_missing_or_malformed_dump_ids(gv, tmp_path):
     assert gv.list_repositories() == []
 
 
-def _dump_file(repo, dump_id: str, name: str) -> str:
+def _dump_file(repo, dump_id: str, name: str) -> Path:
     path = repo.store.local_path(f"{DUMP_PREFIX}{dump_id}/{name}")
     assert path is not None
-    return path
+    return Path(path)
 
 
 def test_damaged_dump_is_refused_and_nothing_is_written(history, gv):
     dump_id = dump_refs(history).dump_id
     gv.delete_repository("lake")
     path = _dump_file(history, dump_id, "commits.jsonl")
-    data = bytearray(open(path, "rb").read())
+    data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x20
-    open(path, "wb").write(bytes(data))
+    path.write_bytes(bytes(data))
     with pytest.raises(CorruptFile, match="hash"):
         restore_refs(gv, "lake", history.info.storage_namespace)
     assert gv.list_repositories() == []
@@ -101,16 +102,16 @@ def test_tampered_commit_with_a_matching_manifest_is_refused(history, gv):
     dump_id = dump_refs(history).dump_id
     gv.delete_repository("lake")
     commits_path = _dump_file(history, dump_id, "commits.jsonl")
-    lines = open(commits_path, "rb").read().splitlines()
+    lines = commits_path.read_bytes().splitlines()
     doc = json.loads(lines[-1])
     doc["message"] = "history rewritten"
     lines[-1] = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
     data = b"\n".join(lines) + b"\n"
-    open(commits_path, "wb").write(data)
+    commits_path.write_bytes(data)
     manifest_path = _dump_file(history, dump_id, "manifest.json")
-    manifest = json.loads(open(manifest_path, "rb").read())
+    manifest = json.loads(manifest_path.read_bytes())
     manifest["parts"]["commits"]["sha256"] = hashlib.sha256(data).hexdigest()
-    open(manifest_path, "w").write(json.dumps(manifest))
+    manifest_path.write_text(json.dumps(manifest))
     with pytest.raises(CorruptFile, match="hashes to"):
         restore_refs(gv, "lake", history.info.storage_namespace)
     assert gv.list_repositories() == []
