@@ -25,6 +25,10 @@ class HashingReader(io.RawIOBase):
     """Wraps a binary stream (or bytes), computing sha256 and size as it is read."""
 
     def __init__(self, data: bytes | BinaryIO) -> None:
+        if not isinstance(data, bytes | bytearray) and not callable(getattr(data, "read", None)):
+            raise InvalidArgument(
+                f"object data must be bytes or a binary file-like object, not {type(data).__name__}"
+            )
         self._src: BinaryIO = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
         self._hash = hashlib.sha256()
         self.size = 0

@@ -198,7 +198,7 @@ class Repository:
     ) -> ObjectEntry:
         """Stream ``data`` to a new physical address and stage it at ``path``."""
         validate.object_key(path)
-        meta = validate.metadata(dict(metadata or {}))
+        meta = validate.metadata(metadata)
         self._writable(branch)
         address = new_physical_address()
         reader = HashingReader(data)
@@ -264,7 +264,7 @@ class Repository:
             checksum=checksum,
             mtime=info.mtime,
             content_type=content_type or _guess_type(path),
-            metadata=validate.metadata(dict(metadata or {})),
+            metadata=validate.metadata(metadata),
         )
 
     def stage_entries(self, branch: str, items: Iterable[ObjectEntry]) -> int:
@@ -327,7 +327,8 @@ class Repository:
 
     def iter_objects(self, ref: str, prefix: str = "", after: str = "") -> Iterator[ObjectEntry]:
         """Every object under ``prefix`` (recursive), in path order."""
-        for rec in self._records(ref, validate.prefix_key(prefix), after.encode()):
+        start = validate.prefix_key(validate.text(after, "after"))
+        for rec in self._records(ref, validate.prefix_key(prefix), start):
             yield entries.decode(rec.key, rec.value)
 
     def list(
@@ -341,6 +342,11 @@ class Repository:
     ) -> ListingPage:
         """One page of objects and common prefixes under ``prefix``."""
         pfx = validate.prefix_key(prefix)
+        validate.prefix_key(validate.text(after, "after"))
+        if delimiter:
+            validate.object_key(delimiter)
+        if not isinstance(amount, int) or isinstance(amount, bool):
+            raise InvalidArgument(f"amount must be an integer, got {amount!r}")
         return list_page(
             lambda start: self._records(ref, pfx, start), pfx, delimiter, after, amount
         )

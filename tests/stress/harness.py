@@ -137,7 +137,5 @@ def check_invariants(repo: Repository, ledger: Ledger) -> Verdict:
     known = {c.id: c for c in repo.refs.iter_commits(repo.name)}
     heads = {b.name: b.commit_id for b in repo.list_branches()}
     history = {name: ancestors(known, head) for name, head in heads.items() if head in known}
-    unwound = [
-        (b, c) for b, c in ledger.commits + ledger.merges if c not in history.get(b, set())
-    ]
+    unwound = [(b, c) for b, c in ledger.commits + ledger.merges if c not in history.get(b, set())]
     return Verdict(len(ledger.latest), report.objects, report.problems, lost, unwound)
