@@ -2,6 +2,7 @@
 
 python -m benchmarks committed [--sizes 10k,1m] [--json PATH]
 python -m benchmarks staged-commit [--sizes 1m]
+python -m benchmarks fsck [--sizes 10k,100k]
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ import argparse
 import json
 import sys
 
-from benchmarks import committed, staged_commit
+from benchmarks import committed, fsck, staged_commit
 
-SUITES = {"committed": committed.run, "staged-commit": staged_commit.run}
+SUITES = {"committed": committed.run, "staged-commit": staged_commit.run, "fsck": fsck.run}
 
 
 def parse_size(text: str) -> int:

@@ -14,7 +14,8 @@ A **problem** makes the repository unclean:
 
 **Dangling** things are reported but are not problems: objects and tree files that nothing
 reachable or staged references (left by interrupted writes, by deleted branches, or waiting for
-garbage collection), and commits that no branch or tag reaches.
+garbage collection), commits that no branch or tag reaches, and (local namespaces) temporary
+files of writes that were killed before they finished.
 
 fsck only reads, and may run while other processes write: branches and tags are read before
 commits, and every reference is collected before the namespace is listed, so work done during
@@ -24,6 +25,7 @@ the run is never reported as a problem (it may show up as dangling).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -42,6 +44,7 @@ from graveler.committed.files import (
 from graveler.committed.record import RangeInfo
 from graveler.errors import CorruptFile, ObjectNotFound
 from graveler.model import EMPTY_METARANGE_ID, Commit
+from graveler.objectstore.local import TMP_PREFIX, LocalObjectStore
 from graveler.staging import branch_tokens
 
 if TYPE_CHECKING:
@@ -88,6 +91,7 @@ class FsckReport:
     dangling_objects: list[str] = field(default_factory=list)
     dangling_tree_files: list[str] = field(default_factory=list)
     unreachable_commits: list[str] = field(default_factory=list)
+    temporary_files: list[str] = field(default_factory=list)  # local namespaces only
 
     @property
     def clean(self) -> bool:
@@ -258,6 +262,8 @@ class _Checker:
                 self.report.dangling_objects.append(key)
         for address in sorted(self.references):
             self._check_object(address, self.references[address], present.get(address))
+        if isinstance(self.store, LocalObjectStore):
+            self.report.temporary_files = _temporary_files(self.store.root)
 
     def _check_object(self, address: str, ref: _Reference, size: int | None) -> None:
         self.report.objects += 1
@@ -289,6 +295,16 @@ class _Checker:
             self.problem(ProblemKind.MISSING_OBJECT, address, "object vanished during the check")
             return None
         return digest.hexdigest()
+
+
+def _temporary_files(root: str) -> list[str]:
+    """Paths (relative to ``root``) of temporary files left by interrupted local writes."""
+    found = []
+    for directory, _, files in os.walk(root):
+        for name in files:
+            if name.startswith(TMP_PREFIX):
+                found.append(os.path.relpath(os.path.join(directory, name), root))
+    return sorted(found)
 
 
 def _describes(info: RangeInfo, rng: RangeData) -> bool:

@@ -9,8 +9,10 @@ import io
 import uuid
 from typing import BinaryIO
 
+from graveler.entry import ObjectEntry
 from graveler.errors import CorruptFile, InvalidArgument, InvalidKey
 from graveler.objectstore.keys import validate_key
+from graveler.objectstore.port import ObjectStore
 
 DATA_PREFIX = "data/"
 
@@ -77,11 +79,24 @@ def full_address(namespace: str, relative: str) -> str:
     return namespace.rstrip("/") + "/" + relative
 
 
-def verify_content(data: bytes, size: int, checksum: str, what: str) -> bytes:
-    """``data`` unchanged if it has ``size`` bytes hashing to ``checksum`` (hex SHA-256), else
-    CorruptFile naming ``what``."""
-    _check(len(data), hashlib.sha256(data).hexdigest(), size, checksum, what)
+def read_verified(store: ObjectStore, entry: ObjectEntry) -> bytes:
+    """The bytes of ``entry``'s object; CorruptFile unless they are the recorded size and
+    SHA-256."""
+    data = store.get(entry.physical_address)
+    _check(len(data), hashlib.sha256(data).hexdigest(), entry.size, entry.checksum, _what(entry))
     return data
+
+
+def open_verified(store: ObjectStore, entry: ObjectEntry) -> BinaryIO:
+    """A buffered stream of ``entry``'s object that raises CorruptFile at its end unless the
+    bytes are the recorded size and SHA-256 (see :class:`VerifyingReader`)."""
+    source = store.open(entry.physical_address)
+    raw = VerifyingReader(source, entry.size, entry.checksum, _what(entry))
+    return io.BufferedReader(raw, buffer_size=1 << 20)
+
+
+def _what(entry: ObjectEntry) -> str:
+    return f"object {entry.path!r} ({entry.physical_address})"
 
 
 def _check(actual_size: int, actual_sum: str, size: int, checksum: str, what: str) -> None:

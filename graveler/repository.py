@@ -6,7 +6,6 @@ Versioning operations that build trees (commit, merge, revert, reset, diff, log)
 
 from __future__ import annotations
 
-import io
 import mimetypes
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -36,11 +35,11 @@ from graveler.model import Branch, Commit, StagedEntry, Tag
 from graveler.model import Repository as RepositoryInfo
 from graveler.objects import (
     HashingReader,
-    VerifyingReader,
     full_address,
     new_physical_address,
     normalize_address,
-    verify_content,
+    open_verified,
+    read_verified,
 )
 from graveler.objectstore.port import ObjectStore
 from graveler.refexpr import looks_like_commit_prefix, parse_ref
@@ -313,14 +312,11 @@ class Repository:
     def open(self, ref: str, path: str) -> BinaryIO:
         """A streaming reader of the object's bytes. Reading it to the end verifies size and
         SHA-256 and raises CorruptFile on a mismatch (not after a seek)."""
-        e = self.stat(ref, path)
-        raw = VerifyingReader(self.store.open(e.physical_address), e.size, e.checksum, _what(e))
-        return io.BufferedReader(raw, buffer_size=1 << 20)
+        return open_verified(self.store, self.stat(ref, path))
 
     def get(self, ref: str, path: str) -> bytes:
         """The object's bytes; CorruptFile when they are not the recorded size and SHA-256."""
-        e = self.stat(ref, path)
-        return verify_content(self.store.get(e.physical_address), e.size, e.checksum, _what(e))
+        return read_verified(self.store, self.stat(ref, path))
 
     def physical_uri(self, entry: ObjectEntry) -> str:
         return full_address(self.info.storage_namespace, entry.physical_address)
@@ -428,10 +424,6 @@ class Repository:
         from graveler.transaction import transaction
 
         return transaction(self, base or self.info.default_branch, **kwargs)  # type: ignore[arg-type]
-
-
-def _what(e: ObjectEntry) -> str:
-    return f"object {e.path!r} ({e.physical_address})"
 
 
 def _guess_type(path: str) -> str:

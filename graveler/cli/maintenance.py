@@ -64,6 +64,7 @@ def _print_report(out: Output, r: FsckReport) -> None:
         ("dangling object", r.dangling_objects),
         ("dangling tree file", r.dangling_tree_files),
         ("unreachable commit", r.unreachable_commits),
+        ("temporary file", r.temporary_files),
     ]
     for what, items in dangling:
         if items:

@@ -139,5 +139,11 @@ def test_dangling_objects_tree_files_and_commits_are_not_problems(repo):
     assert len(report.dangling_objects) == 2
     assert report.unreachable_commits == [doomed_head.id]
     assert set(report.dangling_tree_files) >= {doomed_head.metarange_id}
+    local_root = repo.store.local_path("data")
+    if local_root is not None:  # a write killed mid-way leaves a temporary file behind
+        leftover = os.path.join(local_root, "ab", ".graveler-tmp-killed")
+        os.makedirs(os.path.dirname(leftover), exist_ok=True)
+        open(leftover, "wb").close()
+        assert fsck(repo).temporary_files == ["data/ab/.graveler-tmp-killed"]
     doc = report.to_dict()
     assert doc["clean"] is True and doc["problems"] == []
