@@ -12,7 +12,7 @@ import threading
 import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, Self, cast
 from urllib.parse import urlsplit
 
 
@@ -133,7 +133,7 @@ class FlakyProxy:
         with self._lock:
             self.failures, self.errors_served, self.forwarded = failures, 0, 0
 
-    def __enter__(self) -> FlakyProxy:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -152,7 +152,7 @@ def _make_handler(proxy: FlakyProxy) -> type[BaseHTTPRequestHandler]:
 
         def _read_body(self) -> bytes:
             if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-                parts = []
+                parts: list[bytes] = []
                 while True:
                     size = int(self.rfile.readline().split(b";")[0].strip(), 16)
                     if size == 0:

@@ -30,7 +30,7 @@ import random
 import signal
 import sys
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO, cast
 
 from sqlalchemy import event
 
@@ -135,7 +135,8 @@ def do_put(
     data = rng.randbytes(size)
     checksum = hashlib.sha256(data).hexdigest()
     j.write(op="begin", kind="put", branch=branch, path=path, checksum=checksum)
-    repo.put(branch, path, _TickingReader(data, kill), metadata={"worker": cfg.worker})
+    stream = cast(BinaryIO, _TickingReader(data, kill))
+    repo.put(branch, path, stream, metadata={"worker": cfg.worker})
     j.write(op="put", branch=branch, path=path, checksum=checksum)
 
 
