@@ -9,6 +9,8 @@ files, in the store (local directory and S3) and in the local cache.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 
 from graveler.client import Graveler
+from graveler.committed.cache import STALE_TEMP_SECONDS, TieredCache
 from graveler.committed.files import TREE_PREFIX
 from graveler.errors import CorruptFile
 from graveler.model import RangeSettings
@@ -141,3 +144,19 @@ def test_damaged_cache_copies_are_refetched(client, lake, figures):
     assert reader.cache.stats.corrupt_dropped == len(trees)
     assert all(path.read_bytes() == data for path, data in good.items())
     figures.add("corruption", damaged_in_cache_refetched=len(trees))
+
+
+def test_a_new_process_leaves_fresh_temporary_files_of_others_alone(tmp_path):
+    """Several processes may share a cache directory: a fresh temporary file may be another
+    process's write in progress; only stale ones (left by dead processes) are removed."""
+    cache_dir = tmp_path / "cache"
+    TieredCache(str(cache_dir))
+    fresh = cache_dir / "scratch" / ".tmp-live-writer.sst"
+    stale = cache_dir / "ab" / ".tmp-dead-writer"
+    for path in (fresh, stale):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"partial")
+    old = time.time() - STALE_TEMP_SECONDS - 60
+    os.utime(stale, (old, old))
+    TieredCache(str(cache_dir))  # what a process opening the same home does at start-up
+    assert fresh.exists() and not stale.exists()
