@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXTRAS ?= dev,s3,postgres,airflow,dagster,spark,fsspec,dataframes,bench
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv test test-fast lint typecheck postgres demo tour bench clean
+.PHONY: venv test test-fast stress lint typecheck postgres demo tour bench clean
 
 venv: $(STAMP)
 
@@ -23,6 +23,15 @@ postgres:
 
 test: venv postgres
 	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' $(PY) -m pytest -q -p no:cacheprovider
+
+# The long form of tests/stress (the short form runs inside `make test`): 8 writer processes x
+# 250 operations on PostgreSQL, 60 SIGKILLed writers, 30 rounds through the faulty S3 proxy,
+# 400 fuzzed inputs per property. The figures land in stress-report.json (README "Reliability").
+STRESS_REPORT ?= stress-report.json
+stress: venv postgres
+	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' GRAVELER_STRESS=long \
+	GRAVELER_STRESS_REPORT='$(STRESS_REPORT)' \
+	$(PY) -m pytest -q -p no:cacheprovider tests/stress
 
 test-fast: venv
 	$(PY) -m pytest -q -x -p no:cacheprovider -m 'not slow'

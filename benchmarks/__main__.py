@@ -4,7 +4,7 @@
 
 Without suites it runs lookups, commit, diff, reuse, staging, git and scaling at the chosen
 scale (default 10k, which finishes in under two minutes). ``committed``, ``ranges`` and
-``staged-commit`` are the engine-level suites; ``fsspec`` and ``dagster-io`` measure those
+``staged-commit`` are the engine-level suites, ``fsck`` times integrity checks; ``fsspec`` and ``dagster-io`` measure those
 integrations (they take ``--sizes``; ``dagster-io`` imports Dagster only when run).
 """
 
@@ -25,6 +25,7 @@ from benchmarks import (
     commit,
     committed,
     diffmerge,
+    fsck,
     fsspec_io,
     gitcmp,
     lookups,
@@ -51,6 +52,7 @@ ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
     "ranges": ranges.run,
     "staged-commit": staged_commit.run,
     "fsspec": fsspec_io.run,
+    "fsck": fsck.run,
     "dagster-io": lambda sizes: importlib.import_module("benchmarks.dagster_io").run(sizes),
 }
 

@@ -101,6 +101,7 @@ class Graveler:
         namespace = _normalize_namespace(storage_namespace or self.default_namespace(name))
         settings = validate_settings(range_settings or DEFAULT_RANGE_SETTINGS)
         self._check_namespace_free(name, namespace)
+        self.object_store(namespace)  # refuses an unusable namespace before anything is written
         created = datetime.now(UTC)
         info = RepositoryInfo(name, namespace, default_branch, created, settings)
         initial = make_commit(
@@ -131,6 +132,8 @@ class Graveler:
 
 
 def _normalize_namespace(uri: str) -> str:
+    if not validate.text(uri, "storage namespace"):
+        raise InvalidArgument("storage namespace must be a non-empty URI or path")
     if "://" not in uri:
         if not os.path.isabs(uri):
             uri = os.path.abspath(uri)

@@ -1,5 +1,6 @@
-"""Writing object bytes into a storage namespace: unique physical addresses, streaming with
-checksum and size computed on the way, and normalisation of linked addresses."""
+"""Object bytes in a storage namespace: unique physical addresses, streaming with checksum and
+size computed on the way (writing) or verified on the way (reading), and normalisation of
+linked addresses."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import io
 import uuid
 from typing import BinaryIO
 
-from graveler.errors import InvalidArgument, InvalidKey
+from graveler.entry import ObjectEntry
+from graveler.errors import CorruptFile, InvalidArgument, InvalidKey
 from graveler.objectstore.keys import validate_key
+from graveler.objectstore.port import ObjectStore
 
 DATA_PREFIX = "data/"
 
@@ -24,6 +27,10 @@ class HashingReader(io.RawIOBase):
     """Wraps a binary stream (or bytes), computing sha256 and size as it is read."""
 
     def __init__(self, data: bytes | BinaryIO) -> None:
+        if not isinstance(data, bytes | bytearray) and not callable(getattr(data, "read", None)):
+            raise InvalidArgument(
+                f"object data must be bytes or a binary file-like object, not {type(data).__name__}"
+            )
         self._src: BinaryIO = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
         self._hash = hashlib.sha256()
         self.size = 0
@@ -70,3 +77,79 @@ def normalize_address(namespace: str, address: str) -> str:
 
 def full_address(namespace: str, relative: str) -> str:
     return namespace.rstrip("/") + "/" + relative
+
+
+def read_verified(store: ObjectStore, entry: ObjectEntry) -> bytes:
+    """The bytes of ``entry``'s object; CorruptFile unless they are the recorded size and
+    SHA-256."""
+    data = store.get(entry.physical_address)
+    _check(len(data), hashlib.sha256(data).hexdigest(), entry.size, entry.checksum, _what(entry))
+    return data
+
+
+def open_verified(store: ObjectStore, entry: ObjectEntry) -> BinaryIO:
+    """A buffered stream of ``entry``'s object that raises CorruptFile at its end unless the
+    bytes are the recorded size and SHA-256 (see :class:`VerifyingReader`)."""
+    source = store.open(entry.physical_address)
+    raw = VerifyingReader(source, entry.size, entry.checksum, _what(entry))
+    return io.BufferedReader(raw, buffer_size=1 << 20)
+
+
+def _what(entry: ObjectEntry) -> str:
+    return f"object {entry.path!r} ({entry.physical_address})"
+
+
+def _check(actual_size: int, actual_sum: str, size: int, checksum: str, what: str) -> None:
+    if actual_size != size:
+        raise CorruptFile(
+            f"{what} has {actual_size} bytes but {size} were recorded: the stored object is "
+            "damaged (run 'graveler fsck --verify-objects')"
+        )
+    if actual_sum != checksum:
+        raise CorruptFile(
+            f"{what} does not match its recorded SHA-256: the stored object is damaged "
+            "(run 'graveler fsck --verify-objects')"
+        )
+
+
+class VerifyingReader(io.RawIOBase):
+    """Streams an object's bytes and raises CorruptFile at end of stream when they are not the
+    recorded size and SHA-256. Reads past the recorded size fail at once. Verification stops
+    (silently) after a ``seek``, which the reader passes through when the source can seek."""
+
+    def __init__(self, source: BinaryIO, size: int, checksum: str, what: str) -> None:
+        self._src = source
+        self._size = size
+        self._checksum = checksum
+        self._what = what
+        self._hash: hashlib._Hash | None = hashlib.sha256()
+        self._seen = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return bool(self._src.seekable())
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._hash = None
+        return self._src.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._src.tell()
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        chunk = self._src.read(len(buffer))
+        n = len(chunk)
+        buffer[:n] = chunk
+        if self._hash is not None:
+            self._seen += n
+            self._hash.update(chunk)
+            if self._seen > self._size or (n == 0 and len(buffer) > 0):
+                _check(self._seen, self._hash.hexdigest(), self._size, self._checksum, self._what)
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            self._src.close()
+        super().close()

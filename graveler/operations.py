@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, TypeVar
 
 from graveler import entry as entries
+from graveler import validate
 from graveler.commits import make_commit, merge_base
 from graveler.committed.apply import Change
 from graveler.committed.merge import MergeStrategy
@@ -88,9 +89,12 @@ def commit(
     committer: str | None = None,
     allow_empty: bool = False,
 ) -> Commit:
-    if not message or not message.strip():
+    if not isinstance(message, str) or not message.strip():
         raise InvalidArgument("a commit needs a non-empty message (-m MESSAGE)")
+    validate.text(message, "commit message")
     meta = _string_map(metadata)
+    if committer is not None:
+        validate.text(committer, "committer")
     current = repo.refs.get_branch(repo.name, branch)
     if current.protected:
         raise ProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
@@ -197,8 +201,12 @@ def merge(
 ) -> Commit:
     """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's new head."""
     strat = MergeStrategy.parse(strategy)
-    src = repo.resolve(source).commit
     meta = _string_map(metadata)
+    if message is not None:
+        validate.text(message, "merge message")
+    if committer is not None:
+        validate.text(committer, "committer")
+    src = repo.resolve(source).commit
     if strat is not MergeStrategy.NONE:
         meta[MERGE_STRATEGY_KEY] = strat.value
     text = message or f"Merge '{source}' into '{dest}'"
@@ -338,8 +346,12 @@ def diff_uncommitted(repo: Repository, branch: str) -> Iterator[Difference]:
 
 
 def _string_map(values: Mapping[str, str] | None) -> dict[str, str]:
+    if values is not None and not isinstance(values, Mapping):
+        raise InvalidArgument(f"commit metadata must be a mapping, got {values!r:.60}")
     out = dict(values or {})
     for k, v in out.items():
         if not isinstance(k, str) or not isinstance(v, str) or not k:
             raise InvalidArgument(f"commit metadata must map strings to strings: {k!r}={v!r}")
+        validate.text(k, "commit metadata key")
+        validate.text(v, f"commit metadata {k!r:.40}")
     return out

@@ -33,7 +33,14 @@ from graveler.errors import (
 from graveler.listing import ListingPage, list_page
 from graveler.model import Branch, Commit, StagedEntry, Tag
 from graveler.model import Repository as RepositoryInfo
-from graveler.objects import HashingReader, full_address, new_physical_address, normalize_address
+from graveler.objects import (
+    HashingReader,
+    full_address,
+    new_physical_address,
+    normalize_address,
+    open_verified,
+    read_verified,
+)
 from graveler.objectstore.port import ObjectStore
 from graveler.refexpr import looks_like_commit_prefix, parse_ref
 from graveler.staging import branch_records, branch_tokens, staged_lookup
@@ -206,7 +213,7 @@ class Repository:
     ) -> ObjectEntry:
         """Stream ``data`` to a new physical address and stage it at ``path``."""
         validate.object_key(path)
-        meta = validate.metadata(dict(metadata or {}))
+        meta = validate.metadata(metadata)
         self._writable(branch)
         address = new_physical_address()
         reader = HashingReader(data)
@@ -254,7 +261,7 @@ class Repository:
             checksum=checksum,
             mtime=info.mtime,
             content_type=content_type or _guess_type(path),
-            metadata=validate.metadata(dict(metadata or {})),
+            metadata=validate.metadata(metadata),
         )
 
     def stage_entries(self, branch: str, items: Iterable[ObjectEntry]) -> int:
@@ -318,18 +325,21 @@ class Repository:
         return out
 
     def open(self, ref: str, path: str) -> BinaryIO:
-        """A streaming reader of the object's bytes."""
-        return self.store.open(self.stat(ref, path).physical_address)
+        """A streaming reader of the object's bytes. Reading it to the end verifies size and
+        SHA-256 and raises CorruptFile on a mismatch (not after a seek)."""
+        return open_verified(self.store, self.stat(ref, path))
 
     def get(self, ref: str, path: str) -> bytes:
-        return self.store.get(self.stat(ref, path).physical_address)
+        """The object's bytes; CorruptFile when they are not the recorded size and SHA-256."""
+        return read_verified(self.store, self.stat(ref, path))
 
     def physical_uri(self, entry: ObjectEntry) -> str:
         return full_address(self.info.storage_namespace, entry.physical_address)
 
     def iter_objects(self, ref: str, prefix: str = "", after: str = "") -> Iterator[ObjectEntry]:
         """Every object under ``prefix`` (recursive), in path order."""
-        for rec in self._records(ref, validate.prefix_key(prefix), after.encode()):
+        start = validate.prefix_key(validate.text(after, "after"))
+        for rec in self._records(ref, validate.prefix_key(prefix), start):
             yield entries.decode(rec.key, rec.value)
 
     def list(
@@ -343,6 +353,11 @@ class Repository:
     ) -> ListingPage:
         """One page of objects and common prefixes under ``prefix``."""
         pfx = validate.prefix_key(prefix)
+        validate.prefix_key(validate.text(after, "after"))
+        if delimiter:
+            validate.object_key(delimiter)
+        if not isinstance(amount, int) or isinstance(amount, bool):
+            raise InvalidArgument(f"amount must be an integer, got {amount!r}")
         return list_page(
             lambda start: self._records(ref, pfx, start), pfx, delimiter, after, amount
         )

@@ -4,6 +4,7 @@ what is wrong and what is allowed; nothing is changed before validation passes."
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from graveler.errors import InvalidKey, InvalidName
 
@@ -36,6 +37,8 @@ def _ref_name(name: str, what: str) -> str:
         problem = "it is empty"
     elif len(name) > MAX_NAME_LENGTH:
         problem = f"it is longer than {MAX_NAME_LENGTH} characters"
+    elif not _is_utf8(name):
+        problem = "it is not valid UTF-8 text"
     elif _REF_FORBIDDEN.search(name):
         problem = "it contains '~', '^', ':', whitespace or another forbidden character"
     elif ".." in name or "@{" in name:
@@ -49,6 +52,14 @@ def _ref_name(name: str, what: str) -> str:
     if problem:
         raise InvalidName(f"invalid {what} name {name!r}: {problem}")
     return name
+
+
+def _is_utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def object_key(path: str) -> bytes:
@@ -68,20 +79,36 @@ def object_key(path: str) -> bytes:
     return key
 
 
-def prefix_key(prefix: str) -> bytes:
-    """Like :func:`object_key` but the empty prefix is allowed."""
-    return object_key(prefix) if prefix else b""
-
-
-def metadata(values: dict[str, str] | None) -> dict[str, str]:
-    """User metadata: a small map of non-empty string keys to strings."""
+def text(value: str, what: str) -> str:
+    """``value`` unchanged if it is a str that both databases can store (valid UTF-8, no NUL),
+    else InvalidArgument naming ``what``."""
     from graveler.errors import InvalidArgument
 
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{what} must be a string, got {value!r:.60}")
+    if "\x00" in value:
+        raise InvalidArgument(f"{what} {value!r:.60} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"{what} {value!r:.60} is not valid UTF-8 text") from None
+    return value
+
+
+def prefix_key(prefix: str) -> bytes:
+    """Like :func:`object_key` but the empty prefix is allowed."""
+    return b"" if prefix == "" else object_key(prefix)
+
+
+def metadata(values: Mapping[str, str] | None) -> dict[str, str]:
+    """User metadata (a copy): a small map of non-empty string keys to strings."""
+    from graveler.errors import InvalidArgument
+
+    if values is not None and not isinstance(values, Mapping):
+        raise InvalidArgument(f"metadata must be a mapping of strings, got {values!r:.60}")
     out: dict[str, str] = {}
     for k, v in (values or {}).items():
         if not isinstance(k, str) or not k or not isinstance(v, str):
             raise InvalidArgument(f"metadata must map non-empty strings to strings: {k!r}={v!r}")
-        if "\x00" in k or "\x00" in v:
-            raise InvalidArgument(f"metadata {k!r} contains a NUL character")
-        out[k] = v
+        out[text(k, "metadata key")] = text(v, f"metadata {k!r:.40}")
     return out

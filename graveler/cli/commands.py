@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from graveler import uri as uris
+from graveler.cli import maintenance
 from graveler.cli.output import (
     Output,
     branch_doc,
@@ -410,4 +411,5 @@ HANDLERS: dict[str, Handler] = {
     "diff": diff,
     "merge": merge,
     "revert": revert,
+    **maintenance.HANDLERS,
 }

@@ -19,6 +19,7 @@ import contextlib
 import os
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -31,6 +32,9 @@ T = TypeVar("T")
 
 DEFAULT_RAM_BYTES = 512 * 1024 * 1024
 DEFAULT_DISK_BYTES = 4 * 1024 * 1024 * 1024
+#: Age after which a temporary file in the cache directory is taken as left by a dead process.
+#: Younger ones may belong to another live process sharing the directory and are left alone.
+STALE_TEMP_SECONDS = 3600.0
 
 
 @dataclass
@@ -249,10 +253,17 @@ class TieredCache:
                 continue
             for entry in os.scandir(sub.path):
                 if entry.name.startswith(".tmp-"):
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.path)
+                    _remove_if_stale(entry)
                     continue
                 st = entry.stat()
                 found.append((st.st_atime, entry.name, st.st_size))
         for _, name, size in sorted(found):
             self._register_disk(name, size)
+
+
+def _remove_if_stale(entry: os.DirEntry[str]) -> None:
+    """Delete a temporary file older than STALE_TEMP_SECONDS (several processes may share a
+    cache directory: a fresh temporary file may be another process's write in progress)."""
+    with contextlib.suppress(OSError):
+        if time.time() - entry.stat().st_mtime > STALE_TEMP_SECONDS:
+            os.unlink(entry.path)

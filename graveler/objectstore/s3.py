@@ -20,6 +20,8 @@ S3 keys that are not valid graveler keys (such as ``folder/`` markers made by co
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
 import os
 import re
@@ -78,23 +80,43 @@ def _hint(code: str, status: int | None, attempts: int) -> str:
 
 
 class _BodyReader(io.RawIOBase):
-    """A raw reader over a botocore StreamingBody that turns its errors into StorageError."""
+    """A raw reader over a botocore StreamingBody. A body that breaks off mid-read is resumed
+    with a ranged GET from the current offset (``reopen``), up to BODY_READ_ATTEMPTS
+    consecutive times; then the error escapes as StorageError."""
 
-    def __init__(self, body: Any, describe: str) -> None:
+    def __init__(self, body: Any, reopen: Callable[[int], Any], describe: str) -> None:
         self._body = body
+        self._reopen = reopen
         self._describe = describe
+        self._pos = 0
+        self._failures = 0
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
-        try:
-            data = self._body.read(len(view))
-        except BotoCoreError as exc:
-            raise StorageError(f"reading {self._describe} broke off: {exc}") from exc
+        while True:
+            try:
+                data = self._body.read(len(view))
+                break
+            except BotoCoreError as exc:
+                self._resume(exc)
+        self._failures = 0
         view[: len(data)] = data
+        self._pos += len(data)
         return len(data)
+
+    def _resume(self, exc: BotoCoreError) -> None:
+        self._failures += 1
+        if self._failures >= BODY_READ_ATTEMPTS:
+            raise StorageError(
+                f"reading {self._describe} broke off {self._failures} times in a row: {exc}"
+            ) from exc
+        with contextlib.suppress(Exception):
+            self._body.close()
+        time.sleep(0.05 * 2**self._failures)
+        self._body = self._reopen(self._pos)
 
     def close(self) -> None:
         if not self.closed:
@@ -261,13 +283,32 @@ class S3ObjectStore:
         return self._fetch(key)
 
     def open(self, key: str) -> BinaryIO:
-        """A buffered reader streaming the object's body; ObjectNotFound if missing."""
+        """A buffered reader streaming the object's body; ObjectNotFound if missing. A body that
+        breaks off is resumed where it broke (a ranged GET of the same ETag)."""
         full = self._full_key(key)
         response = self._call(
             "opening", key, lambda: self._client.get_object(Bucket=self._bucket, Key=full)
         )
-        raw = _BodyReader(response["Body"], f"s3://{self._bucket}/{full}")
+        size, etag = int(response["ContentLength"]), response.get("ETag")
+        reopen = functools.partial(self._body_from, key, size, etag)
+        raw = _BodyReader(response["Body"], reopen, f"s3://{self._bucket}/{full}")
         return cast(BinaryIO, io.BufferedReader(raw, buffer_size=CHUNK_SIZE))
+
+    def _body_from(self, key: str, size: int, etag: str | None, offset: int) -> Any:
+        """The body of ``key`` from ``offset`` on (empty at or past ``size``), refused by S3
+        (412, a StorageError) if the object no longer has ``etag``."""
+        if offset >= size:
+            return io.BytesIO(b"")
+        params = {"Range": f"bytes={offset}-"}
+        if etag:
+            params["IfMatch"] = etag
+        full = self._full_key(key)
+        response = self._call(
+            "resuming",
+            key,
+            lambda: self._client.get_object(Bucket=self._bucket, Key=full, **params),
+        )
+        return response["Body"]
 
     def read_range(self, key: str, offset: int, length: int) -> bytes:
         """Up to ``length`` bytes from ``offset`` (HTTP Range); empty past the end."""

@@ -145,6 +145,8 @@ def translate_errors(what: str, *, duplicate: str | None = None) -> Iterator[Non
         raise _translate(exc, what, duplicate) from exc
     except sqlite3.Error as exc:  # raised by the driver outside SQLAlchemy's wrapping
         raise StorageError(f"{what}: sqlite error: {exc}") from exc
+    except (OverflowError, UnicodeEncodeError) as exc:  # a driver could not bind a parameter
+        raise InvalidArgument(f"{what}: cannot be stored or looked up: {exc}") from exc
 
 
 def _translate(exc: SQLAlchemyError, what: str, duplicate: str | None) -> GravelerError:

@@ -7,7 +7,7 @@ excludes every other writer (SQLAlchemy renders no ``FOR ...`` clause there).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from sqlalchemy import ColumnElement, Connection, delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -84,6 +84,33 @@ class SqlRefStore:
             for table in (tags, commits, branches):
                 conn.execute(delete(table).where(table.c.repo == name))
             conn.execute(delete(repositories).where(repositories.c.name == name))
+
+    def restore_repository(
+        self,
+        repo: Repository,
+        all_commits: Sequence[Commit],
+        all_branches: Sequence[Branch],
+        all_tags: Sequence[Tag],
+    ) -> None:
+        """Insert a repository with all its commits, branches and tags in one transaction
+        (refs restore). The caller has checked that the refs are consistent. Raises
+        AlreadyExists if the name is taken; nothing is written then."""
+        what = f"restore repository {repo.name!r}"
+        with self._db.write(what, duplicate=f"repository {repo.name!r} already exists") as conn:
+            conn.execute(insert(repositories).values(rows.repository_row(repo)))
+            for start in range(0, len(all_commits), _ITER_BATCH):
+                batch = all_commits[start : start + _ITER_BATCH]
+                conn.execute(insert(commits), [rows.commit_row(repo.name, c) for c in batch])
+            branch_rows = [
+                {"repo": repo.name, "name": b.name, "version": 1, **rows.branch_values(b)}
+                for b in all_branches
+            ]
+            conn.execute(insert(branches), branch_rows)
+            tag_rows = [
+                {"repo": repo.name, "name": t.name, "commit_id": t.commit_id} for t in all_tags
+            ]
+            if tag_rows:
+                conn.execute(insert(tags), tag_rows)
 
     # branches ----------------------------------------------------------------------------------
 

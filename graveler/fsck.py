@@ -1,0 +1,321 @@
+"""Consistency check ("fsck") of one repository: refs, history, trees and objects.
+
+A **problem** makes the repository unclean:
+
+* a branch or tag points at a commit that does not exist;
+* a reachable commit (from any branch or tag, through all parents) is missing, does not hash to
+  its ID (the canonical encoding of :mod:`graveler.commits`), or has an inconsistent generation;
+* a reachable commit's metarange, or a range it lists, is missing from the storage namespace,
+  or its decoded entries do not hash to its name, or the metarange describes the range wrongly
+  (first key, last key, count). Tree files are read from the store itself, never from a cache;
+* a committed or staged entry does not decode, or its physical object is missing or has another
+  size than recorded (with ``verify_objects``, also: its bytes do not hash to the recorded
+  SHA-256).
+
+**Dangling** things are reported but are not problems: objects and tree files that nothing
+reachable or staged references (left by interrupted writes, by deleted branches, or waiting for
+garbage collection), commits that no branch or tag reaches, and (local namespaces) temporary
+files of writes that were killed before they finished.
+
+fsck only reads, and may run while other processes write: branches and tags are read before
+commits, and every reference is collected before the namespace is listed, so work done during
+the run is never reported as a problem (it may show up as dangling).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from graveler import entry as entries
+from graveler.commits import commit_id
+from graveler.committed.files import (
+    TREE_PREFIX,
+    MetarangeData,
+    RangeData,
+    decode_metarange_file,
+    decode_range_file,
+)
+from graveler.committed.record import RangeInfo
+from graveler.errors import CorruptFile, ObjectNotFound
+from graveler.model import EMPTY_METARANGE_ID, Commit
+from graveler.objectstore.local import TMP_PREFIX, LocalObjectStore
+from graveler.staging import branch_tokens
+
+if TYPE_CHECKING:
+    from graveler.repository import Repository
+
+T = TypeVar("T")
+_FILE_ID = re.compile(r"^[0-9a-f]{64}$")
+_HASH_CHUNK = 1 << 20
+
+
+class ProblemKind(StrEnum):
+    MISSING_COMMIT = "missing-commit"
+    BAD_COMMIT = "bad-commit"
+    MISSING_TREE_FILE = "missing-tree-file"
+    CORRUPT_TREE_FILE = "corrupt-tree-file"
+    BAD_ENTRY = "bad-entry"
+    MISSING_OBJECT = "missing-object"
+    OBJECT_SIZE = "object-size-mismatch"
+    OBJECT_CHECKSUM = "object-checksum-mismatch"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One integrity violation: what kind, which thing (ID or key), and an explanation."""
+
+    kind: ProblemKind
+    subject: str
+    detail: str
+
+
+@dataclass
+class FsckReport:
+    """What fsck checked and found. ``clean`` is True when there is no problem."""
+
+    repository: str
+    namespace: str
+    commits: int = 0  # reachable commits checked
+    metaranges: int = 0  # distinct metarange files checked
+    ranges: int = 0  # distinct range files checked
+    entries: int = 0  # committed entries in those ranges
+    staged: int = 0  # staged entries (values and tombstones) of every branch
+    objects: int = 0  # distinct referenced objects checked
+    problems: list[Problem] = field(default_factory=list)
+    dangling_objects: list[str] = field(default_factory=list)
+    dangling_tree_files: list[str] = field(default_factory=list)
+    unreachable_commits: list[str] = field(default_factory=list)
+    temporary_files: list[str] = field(default_factory=list)  # local namespaces only
+
+    @property
+    def clean(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready document (``clean`` included)."""
+        doc = asdict(self)
+        doc["problems"] = [
+            {"kind": p.kind.value, "subject": p.subject, "detail": p.detail} for p in self.problems
+        ]
+        doc["clean"] = self.clean
+        return doc
+
+
+@dataclass(frozen=True, slots=True)
+class _Reference:
+    size: int
+    checksum: str
+    where: str
+
+
+def fsck(repo: Repository, *, verify_objects: bool = False) -> FsckReport:
+    """Check ``repo`` (see the module docstring). Never raises for what it finds; raises
+    :class:`~graveler.errors.StorageError` only when the store or database cannot be read."""
+    return _Checker(repo, verify_objects).run()
+
+
+class _Checker:
+    def __init__(self, repo: Repository, verify_objects: bool) -> None:
+        self.repo = repo
+        self.store = repo.store
+        self.verify_objects = verify_objects
+        self.report = FsckReport(repo.name, repo.info.storage_namespace)
+        self.tree_files: set[str] = set()
+        self.references: dict[str, _Reference] = {}
+
+    def problem(self, kind: ProblemKind, subject: str, detail: str) -> None:
+        self.report.problems.append(Problem(kind, subject, detail))
+
+    def run(self) -> FsckReport:
+        branches = self.repo.list_branches()
+        starts = [(b.commit_id, f"branch {b.name!r}") for b in branches]
+        starts += [(t.commit_id, f"tag {t.name!r}") for t in self.repo.list_tags()]
+        known = {c.id: c for c in self.repo.refs.iter_commits(self.repo.name)}
+        reachable = self._walk_history(starts, known)
+        self.report.unreachable_commits = sorted(set(known) - set(reachable))
+        for cid in sorted(reachable):
+            self._check_tree(reachable[cid])
+        for branch in branches:
+            self._check_staging(branch.name, branch_tokens(branch))
+        self._check_namespace()
+        return self.report
+
+    # --- history -----------------------------------------------------------------------------
+
+    def _walk_history(
+        self, starts: list[tuple[str, str]], known: dict[str, Commit]
+    ) -> dict[str, Commit]:
+        reachable: dict[str, Commit] = {}
+        stack = list(reversed(starts))
+        while stack:
+            cid, via = stack.pop()
+            if cid in reachable:
+                continue
+            commit = known.get(cid)
+            if commit is None:
+                self.problem(ProblemKind.MISSING_COMMIT, cid, f"{via} points at a missing commit")
+                continue
+            reachable[cid] = commit
+            self.report.commits += 1
+            self._check_commit(commit, known)
+            stack.extend((p, f"commit {cid[:12]} (parent)") for p in commit.parents)
+        return reachable
+
+    def _check_commit(self, c: Commit, known: dict[str, Commit]) -> None:
+        actual = commit_id(
+            c.parents, c.metarange_id, c.message, c.committer, c.creation_date, c.metadata
+        )
+        if actual != c.id:
+            self.problem(ProblemKind.BAD_COMMIT, c.id, f"its content hashes to {actual}")
+        parents = [known[p] for p in c.parents if p in known]
+        if len(parents) == len(c.parents):
+            expected = max((p.generation for p in parents), default=0) + 1
+            if c.generation != expected:
+                self.problem(
+                    ProblemKind.BAD_COMMIT, c.id, f"generation {c.generation}, expected {expected}"
+                )
+
+    # --- trees -------------------------------------------------------------------------------
+
+    def _check_tree(self, commit: Commit) -> None:
+        mid = commit.metarange_id
+        if mid == EMPTY_METARANGE_ID or mid in self.tree_files:
+            return
+        self.tree_files.add(mid)
+        meta = self._load(mid, decode_metarange_file, f"metarange of commit {commit.id[:12]}")
+        if meta is None:
+            return
+        self.report.metaranges += 1
+        for info in meta.ranges:
+            if info.id not in self.tree_files:
+                self.tree_files.add(info.id)
+                self._check_range(info, meta)
+
+    def _check_range(self, info: RangeInfo, meta: MetarangeData) -> None:
+        rng = self._load(info.id, decode_range_file, f"range of metarange {meta.id[:12]}")
+        if rng is None:
+            return
+        self.report.ranges += 1
+        if not _describes(info, rng):
+            self.problem(
+                ProblemKind.CORRUPT_TREE_FILE,
+                meta.id,
+                f"its entry for range {info.id[:12]} does not match the range's keys or count",
+            )
+        where = f"committed in range {info.id[:12]}"
+        self.report.entries += len(rng.records)
+        self._reference_all(((r.key, r.value) for r in rng.records), where)
+
+    def _load(self, fid: str, decode: Callable[[str, bytes], T], what: str) -> T | None:
+        try:
+            data = self.store.get(TREE_PREFIX + fid)
+        except ObjectNotFound:
+            self.problem(ProblemKind.MISSING_TREE_FILE, fid, f"{what} is not in the namespace")
+            return None
+        try:
+            return decode(fid, data)
+        except CorruptFile as exc:
+            self.problem(ProblemKind.CORRUPT_TREE_FILE, fid, f"{what}: {exc}")
+            return None
+
+    # --- entries and objects -----------------------------------------------------------------
+
+    def _reference_all(self, items: Iterable[tuple[bytes, bytes]], where: str) -> None:
+        """Decode entries and remember the object each one needs (first reference wins)."""
+        for key, value in items:
+            try:
+                e = entries.decode(key, value)
+            except CorruptFile as exc:
+                self.problem(ProblemKind.BAD_ENTRY, _show(key), f"{where}: {exc}")
+                continue
+            if e.physical_address not in self.references:
+                ref = _Reference(e.size, e.checksum, f"{e.path!r} {where}")
+                self.references[e.physical_address] = ref
+
+    def _check_staging(self, branch: str, tokens: Iterable[str]) -> None:
+        self._reference_all(self._staged_values(tokens), f"staged on branch {branch!r}")
+
+    def _staged_values(self, tokens: Iterable[str]) -> Iterator[tuple[bytes, bytes]]:
+        """Staged (key, value) pairs of ``tokens``, streamed; tombstones are only counted."""
+        for token in tokens:
+            for staged in self.repo.staging.iter_staged(token):
+                self.report.staged += 1
+                if staged.value is not None:
+                    yield staged.key, staged.value
+
+    def _check_namespace(self) -> None:
+        present: dict[str, int] = {}
+        for info in self.store.list(""):
+            present[info.key] = info.size
+        for key in present:
+            if key.startswith(TREE_PREFIX):
+                name = key[len(TREE_PREFIX) :]
+                if _FILE_ID.match(name) and name not in self.tree_files:
+                    self.report.dangling_tree_files.append(name)
+            elif key not in self.references:
+                self.report.dangling_objects.append(key)
+        for address in sorted(self.references):
+            self._check_object(address, self.references[address], present.get(address))
+        if isinstance(self.store, LocalObjectStore):
+            self.report.temporary_files = _temporary_files(self.store.root)
+
+    def _check_object(self, address: str, ref: _Reference, size: int | None) -> None:
+        self.report.objects += 1
+        if size is None:
+            self.problem(ProblemKind.MISSING_OBJECT, address, f"object of {ref.where} is missing")
+        elif size != ref.size:
+            self.problem(
+                ProblemKind.OBJECT_SIZE,
+                address,
+                f"object of {ref.where} has {size} bytes, {ref.size} recorded",
+            )
+        elif self.verify_objects:
+            actual = self._sha256(address)
+            if actual is not None and actual != ref.checksum:
+                self.problem(
+                    ProblemKind.OBJECT_CHECKSUM,
+                    address,
+                    f"object of {ref.where} hashes to {actual[:16]}..., "
+                    f"{ref.checksum[:16]}... recorded",
+                )
+
+    def _sha256(self, address: str) -> str | None:
+        digest = hashlib.sha256()
+        try:
+            with self.store.open(address) as fh:
+                while chunk := fh.read(_HASH_CHUNK):
+                    digest.update(chunk)
+        except ObjectNotFound:
+            self.problem(ProblemKind.MISSING_OBJECT, address, "object vanished during the check")
+            return None
+        return digest.hexdigest()
+
+
+def _temporary_files(root: str) -> list[str]:
+    """Paths (relative to ``root``) of temporary files left by interrupted local writes."""
+    found = []
+    for directory, _, files in os.walk(root):
+        for name in files:
+            if name.startswith(TMP_PREFIX):
+                found.append(os.path.relpath(os.path.join(directory, name), root))
+    return sorted(found)
+
+
+def _describes(info: RangeInfo, rng: RangeData) -> bool:
+    keys = rng.keys
+    return (
+        bool(keys)
+        and keys[0] == info.min_key
+        and keys[-1] == info.max_key
+        and len(keys) == info.num_records
+    )
+
+
+def _show(key: bytes) -> str:
+    return key.decode("utf-8", "replace")
