@@ -37,9 +37,13 @@ def diff_trees(
 ) -> Iterator[DiffEntry]:
     """Differences turning ``left`` into ``right``."""
     lit, rit = TreeIterator(files, left), TreeIterator(files, right)
+    left_ids, right_ids = [r.id for r in left], [r.id for r in right]
     while lit.valid and rit.valid:
         lh, rh = lit.header, rit.header
         if lh is not None and rh is not None:
+            if lh.id == rh.id:
+                _skip_shared(lit, rit, left_ids, right_ids)
+                continue
             yield from _both_headers(lit, rit, lh, rh)
         elif lh is not None:
             yield from _header_vs_record(lit, rit, lh, DiffType.REMOVED)
@@ -49,6 +53,19 @@ def diff_trees(
             yield from _both_records(lit, rit)
     yield from _rest(lit, DiffType.REMOVED)
     yield from _rest(rit, DiffType.ADDED)
+
+
+def _skip_shared(
+    lit: TreeIterator, rit: TreeIterator, left_ids: list[str], right_ids: list[str]
+) -> None:
+    """Both on headers of the same range: skip the whole run of shared ranges at once,
+    comparing the two ID lists in C rather than stepping header by header."""
+    i, j = lit.index, rit.index
+    run = next(compress(count(), map(ne, left_ids[i:], right_ids[j:])), None)
+    if run is None:
+        run = min(len(left_ids) - i, len(right_ids) - j)
+    lit.skip_ranges(run)
+    rit.skip_ranges(run)
 
 
 def _both_headers(

@@ -58,6 +58,17 @@ class TreeIterator:
         if self._pos >= len(self._data.records):
             self.next_range()
 
+    @property
+    def index(self) -> int:
+        """Position of the current range in the metarange."""
+        return self._i
+
+    def skip_ranges(self, n: int) -> None:
+        """Move ``n`` ranges ahead, onto a header, opening nothing."""
+        self._i += n
+        self._data = None
+        self._pos = 0
+
     def next_range(self) -> None:
         """Skip to the header of the next range without opening anything."""
         self._i += 1
