@@ -1,0 +1,165 @@
+"""Garbage collection as a Spark job: executors read metarange and range files directly.
+
+The driver prepares the same :class:`graveler.gc.GCPlan` as the single-process collector
+(retained commits, staged addresses, cutoff). Then:
+
+1. executors read every commit's metarange (``graveler.gc.mark.metarange_range_ids``);
+2. executors read every range of a retained metarange and emit its physical addresses
+   (``graveler.gc.mark.range_addresses``: :class:`graveler.sstable.SstReader` plus record
+   decoding, verified against the file's content address);
+3. the namespace listing (``data/`` and ``_graveler/``) is anti-joined with those marks in
+   Spark, applying :func:`graveler.gc.is_garbage`'s rules as DataFrame expressions;
+4. unless it is a dry run, executors delete the selected objects.
+
+It selects exactly what :func:`graveler.gc.collect_garbage` selects (tests hold both to one
+model). Namespaces must be reachable from executors: ``file://`` (local mode or a shared
+filesystem) or ``s3://``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from graveler.committed.files import TREE_PREFIX
+from graveler.errors import InvalidArgument
+from graveler.gc.collect import list_collectable
+from graveler.gc.mark import metarange_range_ids, range_addresses
+from graveler.gc.plan import DEFAULT_GRACE, GCPlan, GCReport, Progress, no_progress, prepare
+from graveler.gc.rules import RetentionRules
+from graveler.objects import DATA_PREFIX
+from graveler.objectstore.port import ObjectInfo
+from graveler_spark.storage import store_for
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from graveler.repository import Repository
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_TREE_KEY = r"^_graveler/[0-9a-f]{64}$"
+
+
+def collect_garbage_spark(
+    spark: SparkSession,
+    repo: Repository,
+    rules: RetentionRules | None = None,
+    *,
+    grace: timedelta = DEFAULT_GRACE,
+    dry_run: bool = False,
+    now: datetime | None = None,
+    progress: Progress = no_progress,
+) -> GCReport:
+    """Like :func:`graveler.gc.collect_garbage`, with marking, selection and deletion on
+    Spark. Raises InvalidArgument for a ``mem://`` namespace (executors cannot see it)."""
+    if repo.info.storage_namespace.startswith("mem://"):
+        raise InvalidArgument("Spark garbage collection needs a file:// or s3:// namespace")
+    plan = prepare(repo, rules, grace=grace, now=now)
+    options = dict(repo.client.store_options)
+    objects, tree_files, ranges_read = _mark(spark, plan, options, progress)
+    listing = list_collectable(repo.store, progress)
+    rows = _select(spark, plan, listing, objects, tree_files).collect()
+    selected = tuple(sorted((_info(row) for row in rows), key=lambda o: o.key))
+    if not dry_run and selected:
+        _sweep(spark, plan.namespace, options, [o.key for o in selected])
+        progress("sweep", len(selected), len(selected))
+    return GCReport(
+        repository=plan.repository,
+        dry_run=dry_run,
+        commits_total=plan.commits_total,
+        commits_retained=len(plan.retained),
+        objects_marked=objects.count(),
+        tree_files_marked=tree_files.count(),
+        ranges_read=ranges_read,
+        scanned=len(listing),
+        in_grace=sum(1 for o in listing if o.mtime >= plan.cutoff),
+        selected=selected,
+        deleted=0 if dry_run else len(selected),
+    )
+
+
+def _mark(
+    spark: SparkSession, plan: GCPlan, options: Mapping[str, str], progress: Progress
+) -> tuple[DataFrame, DataFrame, int]:
+    """DataFrames of reachable addresses and referenced tree files, plus ranges read."""
+    sc = spark.sparkContext
+    namespace = plan.namespace
+    metaranges = sorted(plan.all_metaranges)
+
+    def ranges_of(mid: str) -> Iterator[tuple[str, str]]:
+        store = store_for(namespace, options)
+        return ((mid, rid) for rid in metarange_range_ids(store, mid))
+
+    pairs = sc.parallelize(metaranges, _slices(sc, len(metaranges))).flatMap(ranges_of).collect()
+    progress("mark-metaranges", len(metaranges), len(metaranges))
+    retained = sorted({rid for mid, rid in pairs if mid in plan.retained_metaranges})
+
+    def addresses_of(rid: str) -> list[str]:
+        return range_addresses(store_for(namespace, options), rid)
+
+    marked = sc.parallelize(retained, _slices(sc, len(retained))).flatMap(addresses_of)
+    staged = sc.parallelize(sorted(plan.staged), 1)
+    objects = spark.createDataFrame(
+        marked.union(staged).map(lambda a: (a,)), "address string"
+    ).distinct()
+    objects = objects.cache()
+    objects.count()  # run the mark job now (and keep it for the anti-join)
+    progress("mark-ranges", len(retained), len(retained))
+    files = sorted({m for m in metaranges if m} | {rid for _, rid in pairs})
+    tree_files = spark.createDataFrame([(f,) for f in files], "file_id string")
+    return objects, tree_files, len(retained)
+
+
+def _select(
+    spark: SparkSession,
+    plan: GCPlan,
+    listing: list[ObjectInfo],
+    objects: DataFrame,
+    tree_files: DataFrame,
+) -> DataFrame:
+    """The listing minus marks, as DataFrame expressions of ``graveler.gc.is_garbage``."""
+    from pyspark.sql import functions as F
+
+    rows = [(o.key, o.size, _micros(o.mtime)) for o in listing]
+    listed = spark.createDataFrame(rows, "key string, size long, mtime_us long")
+    old = listed.where(F.col("mtime_us") < _micros(plan.cutoff))
+    data = old.where(F.col("key").startswith(DATA_PREFIX))
+    data = data.join(objects, data.key == objects.address, "left_anti")
+    trees = old.where(F.col("key").rlike(_TREE_KEY))
+    trees = trees.withColumn("file_id", F.substring("key", len(TREE_PREFIX) + 1, 64))
+    trees = trees.join(tree_files, "file_id", "left_anti").select("key", "size", "mtime_us")
+    return data.select("key", "size", "mtime_us").unionByName(trees)
+
+
+def _sweep(
+    spark: SparkSession, namespace: str, options: Mapping[str, str], keys: list[str]
+) -> None:
+    """Delete ``keys`` on executors: data objects first, tree files in a second job."""
+
+    def delete(part: Iterable[str]) -> None:
+        store = store_for(namespace, options)
+        for key in part:
+            store.delete(key)
+
+    sc = spark.sparkContext
+    for group in (
+        [k for k in keys if not k.startswith(TREE_PREFIX)],
+        [k for k in keys if k.startswith(TREE_PREFIX)],
+    ):
+        if group:
+            sc.parallelize(group, _slices(sc, len(group))).foreachPartition(delete)
+
+
+def _slices(sc: Any, n: int) -> int:
+    parallelism: int = sc.defaultParallelism
+    return max(1, min(n, parallelism * 4))
+
+
+def _micros(when: datetime) -> int:
+    """Exact microseconds since the epoch, so comparisons match datetime comparisons."""
+    return int((when - _EPOCH) // timedelta(microseconds=1))
+
+
+def _info(row: Any) -> ObjectInfo:
+    return ObjectInfo(row.key, row.size, _EPOCH + timedelta(microseconds=row.mtime_us))
