@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from graveler.cli import commands
+from graveler.cli import gc as gc_command
 from graveler.cli.output import Output
 from graveler.errors import GravelerError
 
@@ -121,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     rv.add_argument("branch", metavar="graveler://REPO/BRANCH")
     rv.add_argument("ref", metavar="graveler://REPO/REF")
     rv.add_argument("--parent-number", type=int, default=None)
+
+    gc_command.add_parser(sub)
     return p
 
 

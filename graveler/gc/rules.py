@@ -4,9 +4,9 @@ Rules give each branch a number of days (a per-branch value, else the default). 
 *retained* when any of these holds:
 
 * it is the head of a branch, or a tag points at it;
-* it lies on a branch's first-parent history and was visible at that branch's head during the
-  branch's retention window: it is younger than the window, or its first-parent child on that
-  history is (so the commit was still the head when the window opened);
+* it lies on a branch's first-parent history between the head and the commit that was the
+  head when the branch's retention window opened, both included: walking back from the head,
+  commits are kept up to and including the first one created before the window;
 * it lies on no branch's first-parent history (a deleted branch's commits, or a side branch
   only reachable through a merge's second parent) and is younger than the default window.
 

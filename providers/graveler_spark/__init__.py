@@ -37,6 +37,7 @@ _EXPORTS = {
 __all__ = [
     "FORMAT_NAME",
     "GravelerDataSource",
+    "activate",
     "collect_garbage_spark",
     "native_write",
     "register",
@@ -70,6 +71,17 @@ def register(
         )
     spark.dataSource.register(source)
     return source
+
+
+def activate(spark: SparkSession) -> None:
+    """Make ``spark`` the active session of the calling thread on the JVM side.
+
+    Spark resolves Python data sources for ``df.write.format(...)`` through the thread's active
+    session; in a thread that did not create the session there is none and the write fails
+    with ``DATA_SOURCE_NOT_FOUND``. Call this at the start of such a thread."""
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is not None:  # classic PySpark (Spark Connect has no JVM on the client)
+        spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(jsession)  # type: ignore[union-attr]
 
 
 def __getattr__(name: str) -> Any:

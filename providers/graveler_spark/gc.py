@@ -18,6 +18,8 @@ filesystem) or ``s3://``.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -77,6 +79,20 @@ def collect_garbage_spark(
         selected=selected,
         deleted=0 if dry_run else len(selected),
     )
+
+
+def spark_session(master: str | None = None) -> SparkSession:
+    """The active Spark session, or a new one on ``master`` (default ``GRAVELER_SPARK_MASTER``,
+    else ``local[*]``) whose Python workers run this interpreter."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName("graveler-gc")
+    builder = builder.master(master or os.environ.get("GRAVELER_SPARK_MASTER") or "local[*]")
+    return builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
 
 
 def _mark(
