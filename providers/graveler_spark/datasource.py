@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 
-from graveler.errors import InvalidArgument, ProtectedBranch
+from graveler.errors import BranchNotFound, InvalidArgument, ProtectedBranch
 from graveler_spark.formats import ReadFormat
 from graveler_spark.options import Connection, Target, flag, integer, parse_target
 from graveler_spark.reader import (
@@ -32,6 +32,9 @@ from graveler_spark.writer import GravelerWriter, WriteJob, new_job_id
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
+
+    from graveler.model import Branch
+    from graveler.repository import Repository
 
 FORMAT_NAME = "graveler"
 
@@ -95,7 +98,7 @@ class GravelerDataSource(DataSource):
         connection = self._connection()
         with connection.open() as gv:
             repo = gv.repository(target.repository)
-            branch = repo.branch(target.ref)
+            branch = _branch(repo, target)
             if branch.protected:
                 raise ProtectedBranch(
                     f"branch {target.ref!r} is protected: write to another branch and merge"
@@ -128,6 +131,16 @@ class GravelerDataSource(DataSource):
 
     def _store_options(self) -> dict[str, str]:
         return dict(self._connection().store_options)
+
+
+def _branch(repo: Repository, target: Target) -> Branch:
+    try:
+        return repo.branch(target.ref)
+    except BranchNotFound as exc:
+        raise BranchNotFound(
+            f"cannot write to {target.uri}: {target.ref!r} is not a branch of "
+            f"{target.repository!r}; Spark writes go to a branch (create one first)"
+        ) from exc
 
 
 def _metadata(raw: str | None) -> dict[str, str]:
