@@ -2,6 +2,7 @@
 
 python -m benchmarks committed [--sizes 10k,1m] [--json PATH]
 python -m benchmarks staged-commit [--sizes 1m]
+python -m benchmarks spark [--sizes 1m]
 """
 
 from __future__ import annotations
@@ -10,9 +11,13 @@ import argparse
 import json
 import sys
 
-from benchmarks import committed, staged_commit
+from benchmarks import committed, spark, staged_commit
 
-SUITES = {"committed": committed.run, "staged-commit": staged_commit.run}
+SUITES = {
+    "committed": committed.run,
+    "staged-commit": staged_commit.run,
+    "spark": spark.run,
+}
 
 
 def parse_size(text: str) -> int:

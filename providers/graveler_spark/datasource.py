@@ -46,6 +46,7 @@ class GravelerDataSource(DataSource):
     given to a read or write win over them."""
 
     defaults: ClassVar[Mapping[str, Any]] = {}
+    _pinned: Snapshot | None = None  # set by the first schema() / reader() call
 
     @classmethod
     def name(cls) -> str:
@@ -71,11 +72,9 @@ class GravelerDataSource(DataSource):
 
     def _snapshot(self) -> Snapshot:
         """Resolved once per DataFrame: ``schema()`` and ``reader()`` see the same objects."""
-        snapshot: Snapshot | None = self.__dict__.get("_pinned")
-        if snapshot is None:
-            snapshot = take_snapshot(self._connection(), self._target())
-            self.__dict__["_pinned"] = snapshot
-        return snapshot
+        if self._pinned is None:
+            self._pinned = take_snapshot(self._connection(), self._target())
+        return self._pinned
 
     def _format(self) -> ReadFormat:
         return ReadFormat.from_options(self.options)
