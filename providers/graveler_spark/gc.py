@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -59,9 +60,10 @@ def collect_garbage_spark(
         raise InvalidArgument("Spark garbage collection needs a file:// or s3:// namespace")
     plan = prepare(repo, rules, grace=grace, now=now)
     options = dict(repo.client.store_options)
-    objects, tree_files, ranges_read = _mark(spark, plan, options, progress)
+    marks = _mark(spark, plan, options, progress)
     listing = list_collectable(repo.store, progress)
-    rows = _select(spark, plan, listing, objects, tree_files).collect()
+    rows = _select(spark, plan, listing, marks).collect()
+    marks.objects.unpersist()
     selected = tuple(sorted((_info(row) for row in rows), key=lambda o: o.key))
     if not dry_run and selected:
         _sweep(spark, plan.namespace, options, [o.key for o in selected])
@@ -71,9 +73,9 @@ def collect_garbage_spark(
         dry_run=dry_run,
         commits_total=plan.commits_total,
         commits_retained=len(plan.retained),
-        objects_marked=objects.count(),
-        tree_files_marked=tree_files.count(),
-        ranges_read=ranges_read,
+        objects_marked=marks.count,
+        tree_files_marked=len(marks.tree_files),
+        ranges_read=marks.ranges_read,
         scanned=len(listing),
         in_grace=sum(1 for o in listing if o.mtime >= plan.cutoff),
         selected=selected,
@@ -95,44 +97,49 @@ def spark_session(master: str | None = None) -> SparkSession:
     return builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
 
 
+@dataclass(frozen=True)
+class _Marks:
+    objects: DataFrame  # reachable addresses, cached, hash-partitioned into ``partitions``
+    count: int
+    partitions: int
+    tree_files: list[str]  # IDs of every tree file some commit references
+    ranges_read: int
+
+
 def _mark(
     spark: SparkSession, plan: GCPlan, options: Mapping[str, str], progress: Progress
-) -> tuple[DataFrame, DataFrame, int]:
-    """DataFrames of reachable addresses and referenced tree files, plus ranges read."""
+) -> _Marks:
+    """Executors read the metaranges, then the retained ranges."""
     sc = spark.sparkContext
     namespace = plan.namespace
     metaranges = sorted(plan.all_metaranges)
 
-    def ranges_of(mid: str) -> Iterator[tuple[str, str]]:
-        store = store_for(namespace, options)
-        return ((mid, rid) for rid in metarange_range_ids(store, mid))
+    def ranges_of(mid: str) -> list[tuple[str, str]]:
+        return [(mid, rid) for rid in metarange_range_ids(store_for(namespace, options), mid)]
 
     pairs = sc.parallelize(metaranges, _slices(sc, len(metaranges))).flatMap(ranges_of).collect()
     progress("mark-metaranges", len(metaranges), len(metaranges))
     retained = sorted({rid for mid, rid in pairs if mid in plan.retained_metaranges})
 
-    def addresses_of(rid: str) -> list[str]:
-        return range_addresses(store_for(namespace, options), rid)
+    def addresses_of(rid: str) -> list[tuple[str]]:
+        return [(a,) for a in range_addresses(store_for(namespace, options), rid)]
 
     marked = sc.parallelize(retained, _slices(sc, len(retained))).flatMap(addresses_of)
-    staged = sc.parallelize(sorted(plan.staged), 1)
-    objects = spark.createDataFrame(
-        marked.union(staged).map(lambda a: (a,)), "address string"
-    ).distinct()
-    objects = objects.cache()
-    objects.count()  # run the mark job now (and keep it for the anti-join)
+    staged = sc.parallelize([(a,) for a in sorted(plan.staged)], 1)
+    parts = _partitions(sc, len(retained))
+    objects = spark.createDataFrame(marked.union(staged), "address string")
+    objects = objects.repartition(parts, "address").dropDuplicates(["address"]).cache()
+    count = objects.count()  # runs the mark job; the cache serves the anti-join
     progress("mark-ranges", len(retained), len(retained))
     files = sorted({m for m in metaranges if m} | {rid for _, rid in pairs})
-    tree_files = spark.createDataFrame([(f,) for f in files], "file_id string")
-    return objects, tree_files, len(retained)
+    return _Marks(objects, count, parts, files, len(retained))
 
 
 def _select(
     spark: SparkSession,
     plan: GCPlan,
     listing: list[ObjectInfo],
-    objects: DataFrame,
-    tree_files: DataFrame,
+    marks: _Marks,
 ) -> DataFrame:
     """The listing minus marks, as DataFrame expressions of ``graveler.gc.is_garbage``."""
     from pyspark.sql import functions as F
@@ -141,17 +148,20 @@ def _select(
     listed = spark.createDataFrame(rows, "key string, size long, mtime_us long")
     old = listed.where(F.col("mtime_us") < _micros(plan.cutoff))
     data = old.where(F.col("key").startswith(DATA_PREFIX))
-    data = data.join(objects, data.key == objects.address, "left_anti")
+    data = data.repartition(marks.partitions, "key")  # co-partitioned with the marks
+    data = data.join(marks.objects, data.key == marks.objects.address, "left_anti")
     trees = old.where(F.col("key").rlike(_TREE_KEY))
     trees = trees.withColumn("file_id", F.substring("key", len(TREE_PREFIX) + 1, 64))
-    trees = trees.join(tree_files, "file_id", "left_anti").select("key", "size", "mtime_us")
+    referenced = spark.createDataFrame([(f,) for f in marks.tree_files], "file_id string")
+    trees = trees.join(F.broadcast(referenced), "file_id", "left_anti")
+    trees = trees.select("key", "size", "mtime_us")
     return data.select("key", "size", "mtime_us").unionByName(trees)
 
 
 def _sweep(
     spark: SparkSession, namespace: str, options: Mapping[str, str], keys: list[str]
 ) -> None:
-    """Delete ``keys`` on executors: data objects first, tree files in a second job."""
+    """Delete ``keys`` on executors."""
 
     def delete(part: Iterable[str]) -> None:
         store = store_for(namespace, options)
@@ -159,17 +169,19 @@ def _sweep(
             store.delete(key)
 
     sc = spark.sparkContext
-    for group in (
-        [k for k in keys if not k.startswith(TREE_PREFIX)],
-        [k for k in keys if k.startswith(TREE_PREFIX)],
-    ):
-        if group:
-            sc.parallelize(group, _slices(sc, len(group))).foreachPartition(delete)
+    sc.parallelize(keys, _slices(sc, len(keys))).foreachPartition(delete)
 
 
 def _slices(sc: Any, n: int) -> int:
     parallelism: int = sc.defaultParallelism
-    return max(1, min(n, parallelism * 4))
+    return max(1, min(n, parallelism * 2))
+
+
+def _partitions(sc: Any, ranges: int) -> int:
+    """Partitions of the marked addresses: ~64 ranges (~130k addresses) each, at least 2 per
+    core."""
+    parallelism: int = sc.defaultParallelism
+    return max(2 * parallelism, ranges // 64)
 
 
 def _micros(when: datetime) -> int:

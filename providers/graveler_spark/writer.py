@@ -62,7 +62,6 @@ class WrittenFile:
     size: int
     checksum: str  # hex SHA-256
     mtime: datetime
-    rows: int
 
 
 @dataclass
@@ -168,18 +167,23 @@ class ParquetSink:
         current = self._open
         assert current is not None
         self._open = None
-        current.writer.close()
-        checksum, size = _sha256(current.local)
-        if self.store.local_path(current.address) == current.local:
-            mtime = os.stat(current.local).st_mtime
-        else:
-            with open(current.local, "rb") as fh:
-                mtime = self.store.put(current.address, fh).mtime.timestamp()
+        try:
+            current.writer.close()
+            checksum, size = _sha256(current.local)
+            mtime = self._publish(current)
+        except BaseException:
             _remove(current.local)
-        when = datetime.fromtimestamp(mtime, UTC)
-        self.done.append(
-            WrittenFile(current.path, current.address, size, checksum, when, current.rows)
-        )
+            raise
+        self.done.append(WrittenFile(current.path, current.address, size, checksum, mtime))
+
+    def _publish(self, current: _OpenFile) -> datetime:
+        """Upload the finished file unless it was written in place; returns its mtime."""
+        if self.store.local_path(current.address) == current.local:
+            return datetime.fromtimestamp(os.stat(current.local).st_mtime, UTC)
+        with open(current.local, "rb") as fh:
+            info = self.store.put(current.address, fh)
+        _remove(current.local)
+        return info.mtime
 
 
 @dataclass
