@@ -78,17 +78,16 @@ def _timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
-def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
+def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable[[], None]]:
+    """The timed operations over one repository and one plain directory."""
     from pyspark.sql import functions as F
 
-    from graveler.client import Graveler
-
-    gv = Graveler(home=workdir / "home")
     repo = gv.create_repository("bench", (workdir / "ns").as_uri())
     opts = {"home": str(gv.home), "database_url": gv.database_url}
     df = spark.range(n).select("id", (F.col("id") % 7).alias("k"), (F.col("id") * 0.5).alias("v"))
     plain_path = str(workdir / "plain")
     uri = f"graveler://{repo.name}/main/table"
+    spark.dataSource.register(_empty_source())
 
     def gv_write() -> None:  # replace the prefix, stage and commit: one job, one commit
         writer = df.write.format("graveler").options(**opts).option("commit_message", "bench")
@@ -104,26 +103,30 @@ def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
     def plain_read() -> None:
         spark.read.parquet(plain_path).write.format("noop").mode("overwrite").save()
 
-    spark.dataSource.register(_empty_source())
-
     def floor() -> None:
         empty = spark.read.format("graveler_bench_empty").load()
         empty.write.format("noop").mode("overwrite").save()
 
-    ops = {
+    return {
         "graveler_write": gv_write,
         "plain_write": plain_write,
         "graveler_read": gv_read,
         "plain_read": plain_read,
         "python_ds_floor": floor,
     }
-    for fn in ops.values():  # warm-up: JIT, Python workers, imports
-        fn()
-    times: dict[str, list[float]] = {name: [] for name in ops}
-    for _ in range(ROUNDS):
-        for name, fn in ops.items():
-            times[name].append(_timed(fn))
-    gv.close()
+
+
+def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
+    from graveler.client import Graveler
+
+    with Graveler(home=workdir / "home") as gv:
+        ops = operations(spark, n, workdir, gv)
+        for fn in ops.values():  # warm-up: JIT, Python workers, imports
+            fn()
+        times: dict[str, list[float]] = {name: [] for name in ops}
+        for _ in range(ROUNDS):
+            for name, fn in ops.items():
+                times[name].append(_timed(fn))
     med = {name: statistics.median(ts) for name, ts in times.items()}
     return {
         "n": n,

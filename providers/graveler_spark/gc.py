@@ -68,6 +68,16 @@ def collect_garbage_spark(
     if not dry_run and selected:
         _sweep(spark, plan.namespace, options, [o.key for o in selected])
         progress("sweep", len(selected), len(selected))
+    return _report(plan, marks, listing, selected, dry_run)
+
+
+def _report(
+    plan: GCPlan,
+    marks: _Marks,
+    listing: list[ObjectInfo],
+    selected: tuple[ObjectInfo, ...],
+    dry_run: bool,
+) -> GCReport:
     return GCReport(
         repository=plan.repository,
         dry_run=dry_run,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument, ProtectedBranch
 from graveler_spark.commit import commit_if_asked, stage_files
-from graveler_spark.options import Connection, parse_target
+from graveler_spark.options import Connection, Target, parse_target
 from graveler_spark.writer import new_job_id, scratch_prefix
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from graveler.client import Graveler
     from graveler.objectstore import ObjectStore
+    from graveler.repository import Repository
 
 MODES = ("append", "overwrite")
 
@@ -86,24 +87,33 @@ def native_write(
         repo = gv.repository(target.repository)
         if repo.branch(target.ref).protected:
             raise ProtectedBranch(f"branch {target.ref!r} is protected: write elsewhere, merge")
-        scratch = scratch_prefix(new_job_id()).rstrip("/")
-        directory = _scratch_directory(repo.store, scratch, uri)
-        try:
-            write(directory)
-            entries = [
-                repo.make_linked_entry(target.key(rel), f"{scratch}/{rel}")
-                for rel in produced_files(directory)
-            ]
-            stage_files(repo, target.ref, target.path, entries, mode == "overwrite")
-        except BaseException:
-            shutil.rmtree(directory, ignore_errors=True)
-            raise
-        _remove_markers(directory)
+        entries = _write_and_stage(repo, target, write, mode == "overwrite")
         commit_if_asked(repo, target.ref, commit_message, commit_metadata)
         return entries
     finally:
         if client is None:
             gv.close()
+
+
+def _write_and_stage(
+    repo: Repository, target: Target, write: Callable[[str], None], overwrite: bool
+) -> list[ObjectEntry]:
+    """Run ``write`` into a fresh scratch directory and stage what it produced; on any
+    failure remove the directory, so nothing is left and nothing is staged."""
+    scratch = scratch_prefix(new_job_id()).rstrip("/")
+    directory = _scratch_directory(repo.store, scratch, target.uri)
+    try:
+        write(directory)
+        entries = [
+            repo.make_linked_entry(target.key(rel), f"{scratch}/{rel}")
+            for rel in produced_files(directory)
+        ]
+        stage_files(repo, target.ref, target.path, entries, overwrite)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    _remove_markers(directory)
+    return entries
 
 
 def produced_files(directory: str) -> Iterator[str]:
