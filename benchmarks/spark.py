@@ -2,17 +2,21 @@
 
 python -m benchmarks spark [--sizes 1m]
 
-One local Spark session (``local[2]``) writes N rows (``id``, ``k`` bigint, ``v`` double) with
-``df.write.format("graveler")`` (append into a branch prefix, staged in one transaction and
-committed) and with ``df.write.parquet(local path)``, then reads them back fully with each
-(``spark.read.format("graveler")`` vs ``spark.read.parquet``), materialising every column
-through Spark's ``noop`` sink. After one warm-up round (JVM and Python workers), each
-operation runs ``ROUNDS`` times, interleaved; the medians and their ratios are reported.
-Target: the data source takes at most 1.3x plain Spark for both write and read.
+One local Spark session (``local[2]``) writes N rows (``id``, ``k`` bigint, ``v`` double):
 
-For scale, ``python_ds_floor`` times a Python data source that reads nothing at all: the fixed
-cost Spark itself adds to any Python data source read (planning in Python workers, task
-set-up), which the read ratio at 1,000,000 rows includes.
+* ``df.write.format("graveler")``: overwrite of a branch prefix, staged in one transaction
+  (once more with ``commit_message``, which also commits the branch);
+* ``df.write.parquet(local path)``: plain Spark;
+
+then reads them back fully with ``spark.read.format("graveler")`` and ``spark.read.parquet``,
+materialising every column through Spark's ``noop`` sink. The same rounds time
+``graveler_spark.write_native`` / ``read_native`` (Spark's own Parquet writer and reader on
+the namespace's physical files, plus linking / resolving). After one warm-up round (JVM, Python
+workers, imports) each operation runs ``ROUNDS`` times, interleaved; medians and their ratios
+to plain Spark are reported. Target: at most 1.3x plain Spark.
+
+``python_ds_floor`` times a Python data source that reads nothing at all: the fixed cost Spark
+itself adds to every Python data source read (planning in Python workers, task set-up).
 """
 
 from __future__ import annotations
@@ -32,9 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _session() -> Any:
-    """A local[2] session whose Python workers import this checkout's code."""
-    paths = [str(ROOT), str(ROOT / "providers"), os.environ.get("PYTHONPATH", "")]
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    """A local[2] session whose driver and Python workers import this checkout's code."""
+    ours = [str(ROOT), str(ROOT / "providers")]
+    sys.path[:0] = [p for p in ours if p not in sys.path]
+    os.environ["PYTHONPATH"] = os.pathsep.join([*ours, os.environ.get("PYTHONPATH", "")])
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
@@ -80,6 +85,7 @@ def _timed(fn: Callable[[], object]) -> float:
 
 def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable[[], None]]:
     """The timed operations over one repository and one plain directory."""
+    from graveler_spark import read_native, write_native
     from pyspark.sql import functions as F
 
     repo = gv.create_repository("bench", (workdir / "ns").as_uri())
@@ -87,9 +93,13 @@ def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable
     df = spark.range(n).select("id", (F.col("id") % 7).alias("k"), (F.col("id") * 0.5).alias("v"))
     plain_path = str(workdir / "plain")
     uri = f"graveler://{repo.name}/main/table"
+    uri_native = f"graveler://{repo.name}/main/native"
     spark.dataSource.register(_empty_source())
 
-    def gv_write() -> None:  # replace the prefix, stage and commit: one job, one commit
+    def gv_write() -> None:  # replace the prefix: one job, one staging transaction
+        df.write.format("graveler").options(**opts).mode("overwrite").save(uri)
+
+    def gv_write_commit() -> None:  # the same, then commit the branch
         writer = df.write.format("graveler").options(**opts).option("commit_message", "bench")
         writer.mode("overwrite").save(uri)
 
@@ -107,12 +117,22 @@ def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable
         empty = spark.read.format("graveler_bench_empty").load()
         empty.write.format("noop").mode("overwrite").save()
 
+    def native_write() -> None:
+        write_native(df, uri_native, mode="overwrite", commit_message="bench", client=gv)
+
+    def native_read() -> None:
+        read = read_native(spark, uri_native, client=gv)
+        read.write.format("noop").mode("overwrite").save()
+
     return {
         "graveler_write": gv_write,
+        "graveler_write_commit": gv_write_commit,
         "plain_write": plain_write,
         "graveler_read": gv_read,
         "plain_read": plain_read,
         "python_ds_floor": floor,
+        "native_write": native_write,
+        "native_read": native_read,
     }
 
 
@@ -133,7 +153,10 @@ def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
         "rounds": ROUNDS,
         "seconds": med,
         "write_ratio": med["graveler_write"] / med["plain_write"],
+        "write_commit_ratio": med["graveler_write_commit"] / med["plain_write"],
         "read_ratio": med["graveler_read"] / med["plain_read"],
+        "native_write_ratio": med["native_write"] / med["plain_write"],
+        "native_read_ratio": med["native_read"] / med["plain_read"],
         "all_seconds": times,
     }
 
@@ -150,18 +173,27 @@ def run(sizes: list[int]) -> dict[str, Any]:
             row = measure(spark, n, Path(tmp))
     finally:
         spark.stop()
+    _print(row)
+    return row
+
+
+def _print(row: dict[str, Any]) -> None:
     s = row["seconds"]
+    lines = [
+        ("data source write", "graveler_write", "plain_write", "write_ratio"),
+        ("  + commit_message", "graveler_write_commit", "plain_write", "write_commit_ratio"),
+        ("data source read ", "graveler_read", "plain_read", "read_ratio"),
+        ("write_native     ", "native_write", "plain_write", "native_write_ratio"),
+        ("read_native      ", "native_read", "plain_read", "native_read_ratio"),
+    ]
+    print()
+    for label, ours, plain, ratio in lines:
+        print(
+            f"  {label}: {s[ours]:.2f} s vs plain {s[plain]:.2f} s -> {row[ratio]:.2f}x "
+            f"(target <= {TARGET_RATIO})"
+        )
     print(
-        f"\n  write: graveler {s['graveler_write']:.2f} s, plain {s['plain_write']:.2f} s "
-        f"-> {row['write_ratio']:.2f}x (target <= {TARGET_RATIO})"
-    )
-    print(
-        f"  read:  graveler {s['graveler_read']:.2f} s, plain {s['plain_read']:.2f} s "
-        f"-> {row['read_ratio']:.2f}x (target <= {TARGET_RATIO})"
-    )
-    print(
-        f"  a Python data source reading nothing takes {s['python_ds_floor']:.2f} s (Spark's"
-        " fixed cost, included in the read)"
+        f"  a Python data source reading nothing takes {s['python_ds_floor']:.2f} s: Spark's"
+        " fixed cost, part of every data source read"
     )
     print(f"  medians of {ROUNDS} interleaved rounds after a warm-up round")
-    return row

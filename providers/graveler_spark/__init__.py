@@ -5,6 +5,7 @@
   (:class:`GravelerDataSource`; one stage -- and optionally one commit -- per job);
 * :func:`write_native` / :func:`native_write`: run any Spark writer (csv, json, parquet...)
   into a local namespace and link the files it produced in one transaction;
+  :func:`read_native`: Spark's own reader over a ref's physical files;
 * :func:`collect_garbage_spark`: garbage collection whose executors read range files.
 
 Registration: installing the package makes the format available to every Spark session, through
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
     from graveler_spark.datasource import GravelerDataSource
     from graveler_spark.gc import collect_garbage_spark
-    from graveler_spark.native import native_write, write_native
+    from graveler_spark.native import native_write, read_native, write_native
 
 FORMAT_NAME = "graveler"
 
@@ -31,6 +32,7 @@ _EXPORTS = {
     "GravelerDataSource": "graveler_spark.datasource",
     "collect_garbage_spark": "graveler_spark.gc",
     "native_write": "graveler_spark.native",
+    "read_native": "graveler_spark.native",
     "write_native": "graveler_spark.native",
 }
 
@@ -40,6 +42,7 @@ __all__ = [
     "activate",
     "collect_garbage_spark",
     "native_write",
+    "read_native",
     "register",
     "write_native",
 ]

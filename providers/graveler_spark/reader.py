@@ -62,15 +62,19 @@ def take_snapshot(connection: Connection, target: Target) -> Snapshot:
     """Resolve ``target.ref`` once and list the objects at ``target.path`` (an object, or a
     prefix read as a directory)."""
     with connection.open() as gv:
-        repo = gv.repository(target.repository)
-        resolved = repo.resolve(target.ref)
-        ref = target.ref if resolved.branch is not None else resolved.commit.id
-        files = tuple(
-            FileRef(e.path, e.physical_address, e.size)
-            for e in _entries(repo, ref, target.path)
-            if not _hidden(e.path)
-        )
-        return Snapshot(repo.info.storage_namespace, resolved.commit.id, files)
+        return snapshot_of(gv.repository(target.repository), target)
+
+
+def snapshot_of(repo: Repository, target: Target) -> Snapshot:
+    """:func:`take_snapshot` with an open repository."""
+    resolved = repo.resolve(target.ref)
+    ref = target.ref if resolved.branch is not None else resolved.commit.id
+    files = tuple(
+        FileRef(e.path, e.physical_address, e.size)
+        for e in _entries(repo, ref, target.path)
+        if not _hidden(e.path)
+    )
+    return Snapshot(repo.info.storage_namespace, resolved.commit.id, files)
 
 
 def _entries(repo: Repository, ref: str, path: str) -> Iterator[ObjectEntry]:

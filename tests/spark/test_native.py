@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from graveler_spark import native_write, write_native
+from graveler_spark import native_write, read_native, write_native
 from pyspark.sql import functions as F
 
 from tests.spark.conftest import Lake
@@ -62,3 +62,24 @@ def test_a_failing_writer_leaves_nothing(lake: Lake) -> None:
     assert list(lake.repo.diff_uncommitted("main")) == []
     with pytest.raises(Exception, match="mode must be one of"):
         native_write(lake.uri("main", "x"), write, mode="ignore", client=lake.gv)
+
+
+def test_read_native_pins_the_ref_and_uses_sparks_reader(spark, lake: Lake) -> None:
+    df = spark.range(50).select("id", F.lit(1).alias("k"))
+    write_native(df, lake.uri("main", "p"), commit_message="v1", client=lake.gv)
+    lake.repo.create_tag("v1", "main")
+    newer = spark.range(5).select("id", F.lit(2).alias("k"))
+    write_native(
+        newer, lake.uri("main", "p"), mode="overwrite", commit_message="v2", client=lake.gv
+    )
+    old = read_native(spark, lake.uri("v1", "p"), client=lake.gv)
+    assert "FileScan parquet" in old._jdf.queryExecution().executedPlan().toString()
+    assert sorted(r.id for r in old.collect()) == list(range(50))
+    assert {r.k for r in read_native(spark, lake.uri("main", "p"), client=lake.gv).collect()} == {2}
+    lake.repo.put("main", "c/x.csv", b"a,b\n1,2\n")
+    csv = read_native(
+        spark, lake.uri("main", "c/x.csv"), format="csv", options={"header": "true"}, client=lake.gv
+    )
+    assert [tuple(r) for r in csv.collect()] == [("1", "2")]
+    with pytest.raises(Exception, match="no objects at"):
+        read_native(spark, lake.uri("main", "nothing"), client=lake.gv)
