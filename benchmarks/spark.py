@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROUNDS = 5
+ROUNDS = 7
 TARGET_RATIO = 1.3
 ROOT = Path(__file__).resolve().parents[1]
 

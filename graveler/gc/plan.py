@@ -1,7 +1,7 @@
 """What a garbage collection run decides before reading any range: the plan.
 
-:func:`prepare` reads refs and staging (SQL only, plus nothing from the object store) and
-fixes everything both implementations share: the retained commits, the metaranges to mark,
+:func:`prepare` reads refs and staging (SQL only; no object-store access) and fixes
+everything both implementations share: the retained commits, the metaranges to mark,
 the staged addresses and the deletion cutoff. Implementations then *mark* (read metaranges and
 ranges), *list* the namespace and *select* with :func:`is_garbage`, the one definition of
 garbage:
