@@ -15,8 +15,10 @@ the namespace's physical files, plus linking / resolving). After one warm-up rou
 workers, imports) each operation runs ``ROUNDS`` times, interleaved; medians and their ratios
 to plain Spark are reported. Target: at most 1.3x plain Spark.
 
-``python_ds_floor`` times a Python data source that reads nothing at all: the fixed cost Spark
-itself adds to every Python data source read (planning in Python workers, task set-up).
+Two floors put the ratios in context: a Python data source that reads nothing (Spark's fixed
+cost of any Python data source read: planning in Python workers, task set-up) and one whose
+writer takes the same rows as Arrow batches and discards them (Spark's cost of handing rows to
+any Python writer).
 """
 
 from __future__ import annotations
@@ -55,18 +57,30 @@ def _session() -> Any:
     return spark
 
 
-def _empty_source() -> type:
-    """A Python data source with one empty partition (defined here, shipped by value)."""
-    from pyspark.sql.datasource import DataSource, DataSourceReader
+def _floor_source() -> type:
+    """A Python data source that reads nothing and writes nowhere (defined here, shipped by
+    value): what Spark itself costs any Python data source."""
+    from pyspark.sql.datasource import (
+        DataSource,
+        DataSourceArrowWriter,
+        DataSourceReader,
+        WriterCommitMessage,
+    )
 
     class EmptyReader(DataSourceReader):
         def read(self, partition: object) -> Any:
             return iter(())
 
-    class EmptySource(DataSource):
+    class DiscardingWriter(DataSourceArrowWriter):
+        def write(self, iterator: Any) -> WriterCommitMessage:
+            for _ in iterator:
+                pass
+            return WriterCommitMessage()
+
+    class FloorSource(DataSource):
         @classmethod
         def name(cls) -> str:
-            return "graveler_bench_empty"
+            return "graveler_bench_floor"
 
         def schema(self) -> str:
             return "id long"
@@ -74,7 +88,10 @@ def _empty_source() -> type:
         def reader(self, schema: Any) -> DataSourceReader:
             return EmptyReader()
 
-    return EmptySource
+        def writer(self, schema: Any, overwrite: bool) -> DiscardingWriter:
+            return DiscardingWriter()
+
+    return FloorSource
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -94,7 +111,7 @@ def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable
     plain_path = str(workdir / "plain")
     uri = f"graveler://{repo.name}/main/table"
     uri_native = f"graveler://{repo.name}/main/native"
-    spark.dataSource.register(_empty_source())
+    spark.dataSource.register(_floor_source())
 
     def gv_write() -> None:  # replace the prefix: one job, one staging transaction
         df.write.format("graveler").options(**opts).mode("overwrite").save(uri)
@@ -113,9 +130,12 @@ def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable
     def plain_read() -> None:
         spark.read.parquet(plain_path).write.format("noop").mode("overwrite").save()
 
-    def floor() -> None:
-        empty = spark.read.format("graveler_bench_empty").load()
+    def read_floor() -> None:
+        empty = spark.read.format("graveler_bench_floor").load()
         empty.write.format("noop").mode("overwrite").save()
+
+    def write_floor() -> None:
+        df.write.format("graveler_bench_floor").mode("append").save()
 
     def native_write() -> None:
         write_native(df, uri_native, mode="overwrite", commit_message="bench", client=gv)
@@ -130,7 +150,8 @@ def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable
         "plain_write": plain_write,
         "graveler_read": gv_read,
         "plain_read": plain_read,
-        "python_ds_floor": floor,
+        "python_ds_read_floor": read_floor,
+        "python_ds_write_floor": write_floor,
         "native_write": native_write,
         "native_read": native_read,
     }
@@ -157,6 +178,7 @@ def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
         "read_ratio": med["graveler_read"] / med["plain_read"],
         "native_write_ratio": med["native_write"] / med["plain_write"],
         "native_read_ratio": med["native_read"] / med["plain_read"],
+        "write_floor_ratio": med["python_ds_write_floor"] / med["plain_write"],
         "all_seconds": times,
     }
 
@@ -193,7 +215,8 @@ def _print(row: dict[str, Any]) -> None:
             f"(target <= {TARGET_RATIO})"
         )
     print(
-        f"  a Python data source reading nothing takes {s['python_ds_floor']:.2f} s: Spark's"
-        " fixed cost, part of every data source read"
+        f"  Spark's own cost for any Python data source: reading nothing "
+        f"{s['python_ds_read_floor']:.2f} s; taking these rows and discarding them "
+        f"{s['python_ds_write_floor']:.2f} s ({row['write_floor_ratio']:.2f}x plain write)"
     )
     print(f"  medians of {ROUNDS} interleaved rounds after a warm-up round")

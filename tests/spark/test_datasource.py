@@ -128,10 +128,20 @@ def test_two_jobs_write_two_branches_concurrently(spark, tmp_path, backend, requ
         assert list(lake.repo.iter_objects("main")) == []
 
 
-def test_a_failing_task_leaves_no_staged_entry_and_no_file(spark, lake: Lake) -> None:
+def test_a_failing_task_leaves_no_staged_entry_and_no_file(spark, lake: Lake, tmp_path) -> None:
+    data_dir = lake.repo.store.local_path("data")
+    witness = tmp_path / "files-before-failure"
+
     def explode(batches):
+        """The last partition fails, after recording how many files the others wrote."""
+        import os
+        import time
+
         for batch in batches:
-            if batch.num_rows and batch.column(0)[0].as_py() >= 600:
+            if batch.num_rows and batch.column(0)[0].as_py() >= 750:
+                time.sleep(0.5)  # let the first three tasks finish their files
+                found = sum(len(files) for _, _, files in os.walk(data_dir))
+                witness.write_text(str(found))
                 raise RuntimeError("task failure on purpose")
             yield batch
 
@@ -142,6 +152,7 @@ def test_a_failing_task_leaves_no_staged_entry_and_no_file(spark, lake: Lake) ->
         failing.write.format("graveler").options(**lake.options).option(
             "commit_message", "never"
         ).mode("append").save(lake.uri("main", "out"))
+    assert int(witness.read_text()) >= 2, "the other tasks had written files"
     assert lake.repo.branch("main") == head
     assert list(lake.repo.diff_uncommitted("main")) == []
     assert list(lake.repo.store.list("data/")) == []
