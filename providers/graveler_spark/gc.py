@@ -104,7 +104,9 @@ def spark_session(master: str | None = None) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("graveler-gc")
     builder = builder.master(master or os.environ.get("GRAVELER_SPARK_MASTER") or "local[*]")
-    return builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    session = builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")  # our progress lines, not Spark's warnings
+    return session
 
 
 @dataclass(frozen=True)
