@@ -264,13 +264,18 @@ class Repository:
             metadata=validate.metadata(metadata),
         )
 
-    def stage_entries(self, branch: str, items: Iterable[ObjectEntry]) -> int:
-        """Stage many entries in one transaction; returns how many."""
+    def stage_entries(
+        self, branch: str, items: Iterable[ObjectEntry], *, delete: Iterable[str] = ()
+    ) -> int:
+        """Stage many entries in one transaction; returns how many. Paths in ``delete`` are
+        removed in the same transaction (an entry in ``items`` at such a path wins)."""
         self._writable(branch)
         count = 0
 
         def staged() -> Iterator[StagedEntry]:
             nonlocal count
+            for path in delete:
+                yield StagedEntry(validate.object_key(path), None, None)
             for e in items:
                 validate.object_key(e.path)
                 count += 1

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from graveler.cli import commands, maintenance
+from graveler.cli import gc as gc_command
 from graveler.cli.output import Output
 from graveler.errors import GravelerError
 
@@ -123,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     rv.add_argument("--parent-number", type=int, default=None)
 
     maintenance.add_parsers(sub)
+    gc_command.add_parser(sub)
     return p
 
 

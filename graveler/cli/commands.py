@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from graveler import uri as uris
+from graveler.cli import gc as gc_command
 from graveler.cli import maintenance
 from graveler.cli.output import (
     Output,
@@ -348,6 +349,11 @@ def revert(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     return 0
 
 
+def gc(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    repo, _ = _repo(gv, a.uri)
+    return gc_command.run(repo, a, out, interactive=_interactive(out))
+
+
 # --- helpers -------------------------------------------------------------------------------------
 
 
@@ -412,4 +418,5 @@ HANDLERS: dict[str, Handler] = {
     "merge": merge,
     "revert": revert,
     **maintenance.HANDLERS,
+    "gc": gc,
 }

@@ -1,1 +1,94 @@
-"""graveler_spark: placeholder; built in its own issue."""
+"""graveler_spark: Spark as a first-class way into and out of graveler branches.
+
+* ``spark.read.format("graveler").load("graveler://repo/ref/prefix")`` and
+  ``df.write.format("graveler").mode("append" | "overwrite").save("graveler://repo/branch/prefix")``
+  (:class:`GravelerDataSource`; one stage -- and optionally one commit -- per job);
+* :func:`write_native` / :func:`native_write`: run any Spark writer (csv, json, parquet...)
+  into a local namespace and link the files it produced in one transaction;
+  :func:`read_native`: Spark's own reader over a ref's physical files;
+* :func:`collect_garbage_spark`: garbage collection whose executors read range files.
+
+Registration: installing the package makes the format available to every Spark session, through
+PySpark's static lookup of top-level ``pyspark_*`` modules exposing ``DefaultSource`` (our
+``pyspark_graveler``). :func:`register` registers explicitly and can bind connection defaults.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from graveler_spark.datasource import GravelerDataSource
+    from graveler_spark.gc import collect_garbage_spark
+    from graveler_spark.native import native_write, read_native, write_native
+
+FORMAT_NAME = "graveler"
+
+_EXPORTS = {
+    "GravelerDataSource": "graveler_spark.datasource",
+    "collect_garbage_spark": "graveler_spark.gc",
+    "native_write": "graveler_spark.native",
+    "read_native": "graveler_spark.native",
+    "write_native": "graveler_spark.native",
+}
+
+__all__ = [
+    "FORMAT_NAME",
+    "GravelerDataSource",
+    "activate",
+    "collect_garbage_spark",
+    "native_write",
+    "read_native",
+    "register",
+    "write_native",
+]
+
+
+def register(
+    spark: SparkSession,
+    *,
+    home: str | None = None,
+    database_url: str | None = None,
+    store_options: Mapping[str, str] | None = None,
+) -> type[GravelerDataSource]:
+    """Register the ``graveler`` format on ``spark`` (replacing the automatic registration).
+
+    The given settings become defaults of every read and write (options still win); without
+    them the data source uses its options and then ``GRAVELER_HOME`` /
+    ``GRAVELER_DATABASE_URL`` from the environment of the Spark driver."""
+    from graveler_spark.datasource import GravelerDataSource
+
+    bound = {"home": home, "database_url": database_url, "store_options": store_options}
+    defaults = {k: v for k, v in bound.items() if v}
+    source: type[GravelerDataSource] = GravelerDataSource
+    if defaults:
+        # A subclass per binding; cloudpickle ships it by value to Spark's Python workers.
+        source = type(
+            "GravelerDataSource",
+            (GravelerDataSource,),
+            {"defaults": defaults, "__qualname__": "GravelerDataSource.<bound>"},
+        )
+    spark.dataSource.register(source)
+    return source
+
+
+def activate(spark: SparkSession) -> None:
+    """Make ``spark`` the active session of the calling thread on the JVM side.
+
+    Spark resolves Python data sources for ``df.write.format(...)`` through the thread's active
+    session; in a thread that did not create the session there is none and the write fails
+    with ``DATA_SOURCE_NOT_FOUND``. Call this at the start of such a thread."""
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is not None:  # classic PySpark (Spark Connect has no JVM on the client)
+        spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(jsession)  # type: ignore[union-attr]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graveler_spark' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,222 @@
+"""Suite ``spark``: the ``graveler`` data source against plain Spark Parquet, same run.
+
+python -m benchmarks spark [--sizes 1m]
+
+One local Spark session (``local[2]``) writes N rows (``id``, ``k`` bigint, ``v`` double):
+
+* ``df.write.format("graveler")``: overwrite of a branch prefix, staged in one transaction
+  (once more with ``commit_message``, which also commits the branch);
+* ``df.write.parquet(local path)``: plain Spark;
+
+then reads them back fully with ``spark.read.format("graveler")`` and ``spark.read.parquet``,
+materialising every column through Spark's ``noop`` sink. The same rounds time
+``graveler_spark.write_native`` / ``read_native`` (Spark's own Parquet writer and reader on
+the namespace's physical files, plus linking / resolving). After one warm-up round (JVM, Python
+workers, imports) each operation runs ``ROUNDS`` times, interleaved; medians and their ratios
+to plain Spark are reported. Target: at most 1.3x plain Spark.
+
+Two floors put the ratios in context: a Python data source that reads nothing (Spark's fixed
+cost of any Python data source read: planning in Python workers, task set-up) and one whose
+writer takes the same rows as Arrow batches and discards them (Spark's cost of handing rows to
+any Python writer).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROUNDS = 7
+TARGET_RATIO = 1.3
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _session() -> Any:
+    """A local[2] session whose driver and Python workers import this checkout's code."""
+    ours = [str(ROOT), str(ROOT / "providers")]
+    sys.path[:0] = [p for p in ours if p not in sys.path]
+    os.environ["PYTHONPATH"] = os.pathsep.join([*ours, os.environ.get("PYTHONPATH", "")])
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("graveler-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _floor_source() -> type:
+    """A Python data source that reads nothing and writes nowhere (defined here, shipped by
+    value): what Spark itself costs any Python data source."""
+    from pyspark.sql.datasource import (
+        DataSource,
+        DataSourceArrowWriter,
+        DataSourceReader,
+        WriterCommitMessage,
+    )
+
+    class EmptyReader(DataSourceReader):
+        def read(self, partition: object) -> Any:
+            return iter(())
+
+    class DiscardingWriter(DataSourceArrowWriter):
+        def write(self, iterator: Any) -> WriterCommitMessage:
+            for _ in iterator:
+                pass
+            return WriterCommitMessage()
+
+    class FloorSource(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "graveler_bench_floor"
+
+        def schema(self) -> str:
+            return "id long"
+
+        def reader(self, schema: Any) -> DataSourceReader:
+            return EmptyReader()
+
+        def writer(self, schema: Any, overwrite: bool) -> DiscardingWriter:
+            return DiscardingWriter()
+
+    return FloorSource
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable[[], None]]:
+    """The timed operations over one repository and one plain directory."""
+    from graveler_spark import read_native, write_native
+    from pyspark.sql import functions as F
+
+    repo = gv.create_repository("bench", (workdir / "ns").as_uri())
+    opts = {"home": str(gv.home), "database_url": gv.database_url}
+    df = spark.range(n).select("id", (F.col("id") % 7).alias("k"), (F.col("id") * 0.5).alias("v"))
+    plain_path = str(workdir / "plain")
+    uri = f"graveler://{repo.name}/main/table"
+    uri_native = f"graveler://{repo.name}/main/native"
+    spark.dataSource.register(_floor_source())
+
+    def gv_write() -> None:  # replace the prefix: one job, one staging transaction
+        df.write.format("graveler").options(**opts).mode("overwrite").save(uri)
+
+    def gv_write_commit() -> None:  # the same, then commit the branch
+        writer = df.write.format("graveler").options(**opts).option("commit_message", "bench")
+        writer.mode("overwrite").save(uri)
+
+    def plain_write() -> None:
+        df.write.mode("overwrite").parquet(plain_path)
+
+    def gv_read() -> None:
+        read = spark.read.format("graveler").options(**opts).load(uri)
+        read.write.format("noop").mode("overwrite").save()
+
+    def plain_read() -> None:
+        spark.read.parquet(plain_path).write.format("noop").mode("overwrite").save()
+
+    def read_floor() -> None:
+        empty = spark.read.format("graveler_bench_floor").load()
+        empty.write.format("noop").mode("overwrite").save()
+
+    def write_floor() -> None:
+        df.write.format("graveler_bench_floor").mode("append").save()
+
+    def native_write() -> None:
+        write_native(df, uri_native, mode="overwrite", commit_message="bench", client=gv)
+
+    def native_read() -> None:
+        read = read_native(spark, uri_native, client=gv)
+        read.write.format("noop").mode("overwrite").save()
+
+    return {
+        "graveler_write": gv_write,
+        "graveler_write_commit": gv_write_commit,
+        "plain_write": plain_write,
+        "graveler_read": gv_read,
+        "plain_read": plain_read,
+        "python_ds_read_floor": read_floor,
+        "python_ds_write_floor": write_floor,
+        "native_write": native_write,
+        "native_read": native_read,
+    }
+
+
+def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
+    from graveler.client import Graveler
+
+    with Graveler(home=workdir / "home") as gv:
+        ops = operations(spark, n, workdir, gv)
+        for fn in ops.values():  # warm-up: JIT, Python workers, imports
+            fn()
+        times: dict[str, list[float]] = {name: [] for name in ops}
+        for _ in range(ROUNDS):
+            for name, fn in ops.items():
+                times[name].append(_timed(fn))
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    return {
+        "n": n,
+        "rounds": ROUNDS,
+        "seconds": med,
+        "write_ratio": med["graveler_write"] / med["plain_write"],
+        "write_commit_ratio": med["graveler_write_commit"] / med["plain_write"],
+        "read_ratio": med["graveler_read"] / med["plain_read"],
+        "native_write_ratio": med["native_write"] / med["plain_write"],
+        "native_read_ratio": med["native_read"] / med["plain_read"],
+        "write_floor_ratio": med["python_ds_write_floor"] / med["plain_write"],
+        "all_seconds": times,
+    }
+
+
+def run(sizes: list[int]) -> dict[str, Any]:
+    n = max(sizes) if sizes else 1_000_000
+    print(
+        f"[spark] writing and reading {n:,} rows, graveler data source vs plain Parquet ...",
+        flush=True,
+    )
+    spark = _session()
+    try:
+        with tempfile.TemporaryDirectory(prefix="graveler-bench-") as tmp:
+            row = measure(spark, n, Path(tmp))
+    finally:
+        spark.stop()
+    _print(row)
+    return row
+
+
+def _print(row: dict[str, Any]) -> None:
+    s = row["seconds"]
+    lines = [
+        ("data source write", "graveler_write", "plain_write", "write_ratio"),
+        ("  + commit_message", "graveler_write_commit", "plain_write", "write_commit_ratio"),
+        ("data source read ", "graveler_read", "plain_read", "read_ratio"),
+        ("write_native     ", "native_write", "plain_write", "native_write_ratio"),
+        ("read_native      ", "native_read", "plain_read", "native_read_ratio"),
+    ]
+    print()
+    for label, ours, plain, ratio in lines:
+        print(
+            f"  {label}: {s[ours]:.2f} s vs plain {s[plain]:.2f} s -> {row[ratio]:.2f}x "
+            f"(target <= {TARGET_RATIO})"
+        )
+    print(
+        f"  Spark's own cost for any Python data source: reading nothing "
+        f"{s['python_ds_read_floor']:.2f} s; taking these rows and discarding them "
+        f"{s['python_ds_write_floor']:.2f} s ({row['write_floor_ratio']:.2f}x plain write)"
+    )
+    print(f"  medians of {ROUNDS} interleaved rounds after a warm-up round")

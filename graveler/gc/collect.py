@@ -1,0 +1,142 @@
+"""Single-process garbage collection: prepare, mark, list, select, sweep.
+
+>>> report = collect_garbage(repo, RetentionRules(default_days=7), dry_run=True)  # doctest: +SKIP
+>>> [o.key for o in report.selected]                                               # doctest: +SKIP
+
+The Spark job in ``graveler_spark.gc`` runs the same plan with executors reading the range
+files; both select exactly the same objects (a test holds them to one model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from graveler.committed.files import TREE_PREFIX
+from graveler.gc.mark import metarange_range_ids, range_addresses
+from graveler.gc.plan import (
+    DEFAULT_GRACE,
+    GCPlan,
+    GCReport,
+    Marks,
+    Progress,
+    is_garbage,
+    no_progress,
+    prepare,
+)
+from graveler.gc.rules import RetentionRules
+from graveler.objects import DATA_PREFIX
+from graveler.objectstore.port import ObjectInfo, ObjectStore
+
+if TYPE_CHECKING:
+    from graveler.repository import Repository
+
+_PROGRESS_EVERY = 256
+
+
+def collect_garbage(
+    repo: Repository,
+    rules: RetentionRules | None = None,
+    *,
+    grace: timedelta = DEFAULT_GRACE,
+    dry_run: bool = False,
+    now: datetime | None = None,
+    progress: Progress = no_progress,
+) -> GCReport:
+    """Delete (or with ``dry_run`` only report) the repository's garbage; see
+    :mod:`graveler.gc.plan` for what counts as garbage. Nothing is deleted unless every tree
+    file of every commit was read and verified first."""
+    plan = prepare(repo, rules, grace=grace, now=now)
+    marks = mark(repo.store, plan, progress)
+    listing = list_collectable(repo.store, progress)
+    return finish(repo.store, plan, marks, listing, dry_run=dry_run, progress=progress)
+
+
+def mark(store: ObjectStore, plan: GCPlan, progress: Progress = no_progress) -> Marks:
+    """Read every commit's metarange and every retained commit's ranges."""
+    by_metarange: dict[str, list[str]] = {}
+    metaranges = sorted(plan.all_metaranges)
+    for i, mid in enumerate(metaranges, 1):
+        by_metarange[mid] = metarange_range_ids(store, mid)
+        _tick(progress, "mark-metaranges", i, len(metaranges))
+    retained_ranges = sorted({r for m in plan.retained_metaranges for r in by_metarange[m]})
+    objects = set(plan.staged)
+    for i, rid in enumerate(retained_ranges, 1):
+        objects.update(range_addresses(store, rid))
+        _tick(progress, "mark-ranges", i, len(retained_ranges))
+    tree_files = {m for m in metaranges if m} | {r for rs in by_metarange.values() for r in rs}
+    return Marks(frozenset(objects), frozenset(tree_files), len(retained_ranges))
+
+
+def list_collectable(store: ObjectStore, progress: Progress = no_progress) -> list[ObjectInfo]:
+    """Every object under ``data/`` and ``_graveler/`` (the only prefixes GC may touch)."""
+    found: list[ObjectInfo] = []
+    for prefix in (DATA_PREFIX, TREE_PREFIX):
+        for info in store.list(prefix):
+            found.append(info)
+            if len(found) % _PROGRESS_EVERY == 0:
+                progress("list", len(found), 0)
+    progress("list", len(found), len(found))
+    return found
+
+
+def finish(
+    store: ObjectStore,
+    plan: GCPlan,
+    marks: Marks,
+    listing: Iterable[ObjectInfo],
+    *,
+    dry_run: bool,
+    progress: Progress = no_progress,
+) -> GCReport:
+    """Select garbage from ``listing`` and, unless ``dry_run``, delete it."""
+    scanned = in_grace = 0
+    selected: list[ObjectInfo] = []
+    for info in listing:
+        scanned += 1
+        if info.mtime >= plan.cutoff:
+            in_grace += 1
+        elif is_garbage(info, marks, plan.cutoff):
+            selected.append(info)
+    selected.sort(key=lambda o: o.key)
+    deleted = 0 if dry_run else sweep(store, [o.key for o in selected], progress)
+    return report(plan, marks, scanned, in_grace, selected, deleted, dry_run)
+
+
+def sweep(store: ObjectStore, keys: list[str], progress: Progress = no_progress) -> int:
+    """Delete ``keys`` (data objects first, tree files last); returns how many."""
+    ordered = sorted(keys, key=lambda k: (k.startswith(TREE_PREFIX), k))
+    for i, key in enumerate(ordered, 1):
+        store.delete(key)
+        _tick(progress, "sweep", i, len(ordered))
+    return len(ordered)
+
+
+def report(
+    plan: GCPlan,
+    marks: Marks,
+    scanned: int,
+    in_grace: int,
+    selected: list[ObjectInfo],
+    deleted: int,
+    dry_run: bool,
+) -> GCReport:
+    return GCReport(
+        repository=plan.repository,
+        dry_run=dry_run,
+        commits_total=plan.commits_total,
+        commits_retained=len(plan.retained),
+        objects_marked=len(marks.objects),
+        tree_files_marked=len(marks.tree_files),
+        ranges_read=marks.ranges_read,
+        scanned=scanned,
+        in_grace=in_grace,
+        selected=tuple(selected),
+        deleted=deleted,
+    )
+
+
+def _tick(progress: Progress, phase: str, done: int, total: int) -> None:
+    if done == total or done % _PROGRESS_EVERY == 0:
+        progress(phase, done, total)

@@ -1,0 +1,80 @@
+"""The mark phase's building blocks: reading tree files straight from a storage namespace.
+
+These functions bypass the tiered cache and use only :class:`graveler.sstable.SstReader` and
+the record decoders, so they work unchanged inside Spark executors (pure Python, no database).
+Every file is verified: bytes that do not hash to the file's name raise
+:class:`~graveler.errors.CorruptFile`, because marking from damaged metadata could delete
+live data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+
+from graveler.committed.files import TREE_PREFIX, decode_metarange_file, decode_range_file
+from graveler.errors import CorruptFile, ObjectNotFound
+from graveler.model import EMPTY_METARANGE_ID
+from graveler.objects import DATA_PREFIX
+from graveler.objectstore.port import ObjectStore
+from graveler.refs.port import StagingStore
+
+_TREE_FILE = re.compile(r"_graveler/[0-9a-f]{64}")
+
+
+def metarange_range_ids(store: ObjectStore, metarange_id: str) -> list[str]:
+    """IDs of the ranges of one metarange (empty for the empty tree)."""
+    if metarange_id == EMPTY_METARANGE_ID:
+        return []
+    data = _tree_file(store, metarange_id)
+    return [r.id for r in decode_metarange_file(metarange_id, data).ranges]
+
+
+def range_addresses(store: ObjectStore, range_id: str) -> list[str]:
+    """Physical addresses (relative to the namespace) of every entry in one range."""
+    data = _tree_file(store, range_id)
+    return [entry_address(rec.key, rec.value) for rec in decode_range_file(range_id, data).records]
+
+
+def entry_address(key: bytes, value: bytes) -> str:
+    """The physical address inside an encoded object entry (see :mod:`graveler.entry`)."""
+    try:
+        address = json.loads(value)["a"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CorruptFile(f"entry for {key!r} is not a valid object entry") from exc
+    if not isinstance(address, str):
+        raise CorruptFile(f"entry for {key!r} has no physical address")
+    return address
+
+
+def staged_addresses(staging: StagingStore, tokens: Iterable[str]) -> set[str]:
+    """Addresses of every value staged under ``tokens`` (tombstones have none)."""
+    found: set[str] = set()
+    for token in tokens:
+        for entry in staging.iter_staged(token):
+            if entry.value is not None:
+                found.add(entry_address(entry.key, entry.value))
+    return found
+
+
+def is_collectable(key: str) -> bool:
+    """Whether GC may ever delete ``key``: data objects under ``data/`` and tree files named
+    by their 64-hex content address under ``_graveler/``. Anything else in the namespace is
+    not graveler's to delete."""
+    return key.startswith(DATA_PREFIX) or _TREE_FILE.fullmatch(key) is not None
+
+
+def tree_file_id(key: str) -> str | None:
+    """The file ID of a tree-file key, else None."""
+    return key[len(TREE_PREFIX) :] if _TREE_FILE.fullmatch(key) else None
+
+
+def _tree_file(store: ObjectStore, file_id: str) -> bytes:
+    try:
+        return store.get(TREE_PREFIX + file_id)
+    except ObjectNotFound as exc:
+        raise ObjectNotFound(
+            f"tree file {file_id} is missing from {store.uri}/{TREE_PREFIX}; garbage "
+            "collection stops here because it cannot tell what that file references"
+        ) from exc

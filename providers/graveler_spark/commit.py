@@ -1,0 +1,108 @@
+"""Driver side of a write job: stage every file in one transaction, or delete them all.
+
+``commit_job`` stages the files the tasks reported as one ``stage_entries`` call (one SQL
+transaction). In ``overwrite`` mode the same call also removes every object that was visible
+under the target prefix and is not rewritten. If staging fails, the job's files are deleted and
+the error propagates: nothing is staged, nothing is left. Files of failed task attempts (under
+the job's prefix but in no message) are deleted. Option ``commit_message`` then commits the
+branch; a commit failure leaves the entries staged (they are the user's data).
+
+``abort_job`` deletes every file under the job's prefix, including files a task was still
+writing when the job failed: it lists the prefix again until it stays empty for a moment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from graveler.entry import ObjectEntry
+from graveler.errors import NoChanges
+from graveler_spark.storage import store_for
+from graveler_spark.writer import PARQUET_CONTENT_TYPE, WriteJob, WrittenFile
+
+if TYPE_CHECKING:
+    from graveler.objectstore import ObjectInfo, ObjectStore
+    from graveler.repository import Repository
+
+#: How long ``abort_job`` waits for stray files of cancelled tasks (seconds).
+ABORT_SETTLE_SECONDS = 3.0
+ABORT_POLL_SECONDS = 0.25
+
+
+def stage_files(
+    repo: Repository, branch: str, prefix: str, entries: Sequence[ObjectEntry], overwrite: bool
+) -> int:
+    """Stage ``entries`` on ``branch`` in one transaction; with ``overwrite`` also remove every
+    other object under the directory ``prefix`` in that transaction."""
+    delete: list[str] = []
+    if overwrite:
+        new = {e.path for e in entries}
+        under = f"{prefix}/" if prefix else ""
+        delete = [e.path for e in repo.iter_objects(branch, under) if e.path not in new]
+    return repo.stage_entries(branch, entries, delete=delete)
+
+
+def commit_job(job: WriteJob, files: Sequence[WrittenFile]) -> None:
+    """Stage (and optionally commit) what the tasks wrote; see the module docstring."""
+    store = store_for(job.namespace, job.connection.store_options)
+    with job.connection.open() as gv:
+        repo = gv.repository(job.target.repository)
+        try:
+            entries = [_entry(f) for f in files]
+            stage_files(repo, job.target.ref, job.target.path, entries, job.overwrite)
+        except BaseException:
+            delete_job_files(store, job, files)
+            raise
+        _delete_strays(store, job, {f.address for f in files})
+        commit_if_asked(repo, job.target.ref, job.commit_message, job.commit_metadata)
+
+
+def commit_if_asked(
+    repo: Repository, branch: str, message: str | None, metadata: Mapping[str, str] | None
+) -> None:
+    """Commit ``branch`` when a message is given; identical rewrites (no change) are fine."""
+    if message:
+        with contextlib.suppress(NoChanges):
+            repo.commit(branch, message, metadata=metadata)
+
+
+def abort_job(job: WriteJob, files: Sequence[WrittenFile]) -> None:
+    """Delete every file of the job; stage nothing."""
+    store = store_for(job.namespace, job.connection.store_options)
+    delete_job_files(store, job, files)
+    quiet_since = time.monotonic()
+    while time.monotonic() - quiet_since < ABORT_SETTLE_SECONDS:
+        time.sleep(ABORT_POLL_SECONDS)
+        if _delete_all(store, store.list(job.scratch_prefix)):
+            quiet_since = time.monotonic()
+
+
+def delete_job_files(store: ObjectStore, job: WriteJob, files: Iterable[WrittenFile]) -> None:
+    for f in files:
+        store.delete(f.address)
+    _delete_all(store, store.list(job.scratch_prefix))
+
+
+def _delete_strays(store: ObjectStore, job: WriteJob, keep: set[str]) -> None:
+    _delete_all(store, (i for i in store.list(job.scratch_prefix) if i.key not in keep))
+
+
+def _delete_all(store: ObjectStore, infos: Iterable[ObjectInfo]) -> int:
+    keys = [i.key for i in infos]
+    for key in keys:
+        store.delete(key)
+    return len(keys)
+
+
+def _entry(f: WrittenFile) -> ObjectEntry:
+    return ObjectEntry(
+        path=f.path,
+        physical_address=f.address,
+        size=f.size,
+        checksum=f.checksum,
+        mtime=f.mtime,
+        content_type=PARQUET_CONTENT_TYPE,
+    )

@@ -1,0 +1,158 @@
+"""The ``graveler`` Python Data Source (PySpark 4.x ``pyspark.sql.datasource``).
+
+    spark.read.format("graveler").load("graveler://lake/main/tables/events")
+    df.write.format("graveler").mode("append").save("graveler://lake/etl-42/tables/events")
+
+Read options: ``format`` (parquet | csv | json), ``mergeSchema``, ``split_bytes``,
+``batch_rows``, ``header`` / ``delimiter`` (CSV). Write options: ``commit_message``,
+``commit_metadata`` (a JSON object of strings), ``compression`` (Parquet codec, default
+snappy), ``max_records_per_file``. Connection options (``database_url``, ``home``,
+``store.*``) are described in :mod:`graveler_spark.options`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+
+from graveler.errors import BranchNotFound, InvalidArgument, ProtectedBranch
+from graveler_spark.formats import ReadFormat
+from graveler_spark.options import Connection, Target, flag, integer, parse_target
+from graveler_spark.reader import (
+    DEFAULT_SPLIT_BYTES,
+    GravelerReader,
+    Snapshot,
+    infer_schema,
+    take_snapshot,
+)
+from graveler_spark.writer import GravelerWriter, WriteJob, new_job_id
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+    from graveler.model import Branch
+    from graveler.repository import Repository
+
+FORMAT_NAME = "graveler"
+
+
+class GravelerDataSource(DataSource):
+    """Reads refs and writes branches of graveler repositories.
+
+    ``defaults`` holds connection settings bound by :func:`graveler_spark.register`; options
+    given to a read or write win over them."""
+
+    defaults: ClassVar[Mapping[str, Any]] = {}
+    _pinned: Snapshot | None = None  # set by the first schema() / reader() call
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT_NAME
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def schema(self) -> StructType:
+        """Inferred from the first object's Parquet footer (or CSV / JSON contents)."""
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        snapshot = self._snapshot()
+        target = self._target()
+        merge = flag(self.options, "mergeSchema", False)
+        arrow = infer_schema(snapshot, self._format(), self._store_options(), merge, target.uri)
+        return from_arrow_schema(arrow, prefer_timestamp_ntz=True)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        split = integer(self.options, "split_bytes", DEFAULT_SPLIT_BYTES, minimum=1)
+        return GravelerReader(
+            self._snapshot(), schema, self._format(), self._store_options(), split
+        )
+
+    def _snapshot(self) -> Snapshot:
+        """Resolved once per DataFrame: ``schema()`` and ``reader()`` see the same objects."""
+        if self._pinned is None:
+            self._pinned = take_snapshot(self._connection(), self._target())
+        return self._pinned
+
+    def _format(self) -> ReadFormat:
+        return ReadFormat.from_options(self.options)
+
+    # --- writing --------------------------------------------------------------------------------
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        """Checks the target branch before any executor writes a byte."""
+        target = self._target()
+        fmt = (self.options.get("format") or "parquet").lower()
+        if fmt != "parquet":
+            raise InvalidArgument(
+                f"the graveler data source writes Parquet; for {fmt!r} use "
+                "graveler_spark.write_native(df, uri, format=...)"
+            )
+        if overwrite and not target.path:
+            raise InvalidArgument(
+                f"overwrite needs a path prefix to replace ({target.uri} names a whole branch)"
+            )
+        connection = self._connection()
+        with connection.open() as gv:
+            repo = gv.repository(target.repository)
+            branch = _branch(repo, target)
+            if branch.protected:
+                raise ProtectedBranch(
+                    f"branch {target.ref!r} is protected: write to another branch and merge"
+                )
+            namespace = repo.info.storage_namespace
+        return GravelerWriter(self._job(connection, target, namespace, overwrite))
+
+    def _job(
+        self, connection: Connection, target: Target, namespace: str, overwrite: bool
+    ) -> WriteJob:
+        return WriteJob(
+            job_id=new_job_id(),
+            connection=connection,
+            target=target,
+            namespace=namespace,
+            overwrite=overwrite,
+            compression=self.options.get("compression") or "snappy",
+            max_records_per_file=integer(self.options, "max_records_per_file", 0),
+            commit_message=self.options.get("commit_message") or None,
+            commit_metadata=_metadata(self.options.get("commit_metadata")),
+        )
+
+    # --- shared ---------------------------------------------------------------------------------
+
+    def _target(self) -> Target:
+        return parse_target(self.options)
+
+    def _connection(self) -> Connection:
+        return Connection.from_options(self.options, type(self).defaults)
+
+    def _store_options(self) -> dict[str, str]:
+        return dict(self._connection().store_options)
+
+
+def _branch(repo: Repository, target: Target) -> Branch:
+    try:
+        return repo.branch(target.ref)
+    except BranchNotFound as exc:
+        raise BranchNotFound(
+            f"cannot write to {target.uri}: {target.ref!r} is not a branch of "
+            f"{target.repository!r}; Spark writes go to a branch (create one first)"
+        ) from exc
+
+
+def _metadata(raw: str | None) -> dict[str, str]:
+    if not raw:
+        return {}
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in doc.items()
+    ):
+        raise InvalidArgument(
+            f"option 'commit_metadata' must be a JSON object of strings, got {raw!r}"
+        )
+    return doc

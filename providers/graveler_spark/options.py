@@ -1,0 +1,121 @@
+"""Options of the ``graveler`` data source and how they reach a :class:`graveler.Graveler`.
+
+Spark hands a data source its options as a case-insensitive map of strings. Recognised here:
+
+=====================  ===============================================================
+``path``               the ``graveler://repo/ref/prefix`` URI (``load()`` / ``save()``)
+``database_url``       refs database URL (else ``GRAVELER_DATABASE_URL``, else SQLite in home)
+``home``               graveler home directory (else ``GRAVELER_HOME``, else ``./.graveler``)
+``store.<name>``       object store option, e.g. ``store.endpoint_url`` for S3
+=====================  ===============================================================
+
+The data source's planning, ``commit()`` and ``abort()`` run in Python processes that Spark
+starts for the driver, not in the user's interpreter: settings reach them only through these
+options, the environment of the Spark driver, or defaults bound by
+:func:`graveler_spark.register`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from graveler import uri as uris
+from graveler.errors import InvalidArgument, InvalidURI
+
+if TYPE_CHECKING:
+    from graveler.client import Graveler
+
+STORE_PREFIX = "store."
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where graveler's refs database and state live; picklable, so it travels to executors."""
+
+    home: str | None = None
+    database_url: str | None = None
+    store_options: Mapping[str, str] = field(default_factory=dict)
+
+    def open(self) -> Graveler:
+        """A client; the caller closes it (``with connection.open() as gv``)."""
+        from graveler.client import Graveler
+
+        return Graveler(
+            home=self.home, database_url=self.database_url, store_options=self.store_options
+        )
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str], defaults: Mapping[str, Any]) -> Connection:
+        """Options win over ``defaults`` (from ``register``); missing values fall back to the
+        environment when the client opens."""
+        store = dict(defaults.get("store_options") or {})
+        for key, value in options.items():
+            if key.lower().startswith(STORE_PREFIX):
+                store[key[len(STORE_PREFIX) :].lower()] = value
+        return cls(
+            home=options.get("home") or defaults.get("home"),
+            database_url=options.get("database_url") or defaults.get("database_url"),
+            store_options=store,
+        )
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed ``graveler://repo/ref/path`` data source path."""
+
+    repository: str
+    ref: str
+    path: str  # "" for the whole ref; never starts or ends with "/"
+
+    @property
+    def uri(self) -> str:
+        return str(uris.GravelerURI(self.repository, self.ref, self.path or None))
+
+    def key(self, name: str) -> str:
+        """The object path of ``name`` under this target's prefix."""
+        return f"{self.path}/{name}" if self.path else name
+
+
+def parse_target(options: Mapping[str, str]) -> Target:
+    """The ``path`` option as a Target; raises InvalidURI when absent or malformed."""
+    raw = options.get("path")
+    if not raw:
+        raise InvalidURI(
+            "the graveler data source needs a path: .load('graveler://REPO/REF/PREFIX') or "
+            ".save('graveler://REPO/BRANCH/PREFIX')"
+        )
+    parsed = uris.require(raw, ref=True)
+    assert parsed.ref is not None
+    path = (parsed.path or "").strip("/")
+    if "//" in path:
+        raise InvalidURI(f"{raw!r} has an empty path component")
+    return Target(parsed.repository, parsed.ref, path)
+
+
+def flag(options: Mapping[str, str], name: str, default: bool) -> bool:
+    """A boolean option (true/false, case-insensitive); raises InvalidArgument otherwise."""
+    raw = options.get(name)
+    if raw is None:
+        return default
+    text = str(raw).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise InvalidArgument(f"option {name!r} must be true or false, got {raw!r}")
+
+
+def integer(options: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
+    """A non-negative integer option; raises InvalidArgument otherwise."""
+    raw = options.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise InvalidArgument(f"option {name!r} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise InvalidArgument(f"option {name!r} must be >= {minimum}, got {value}")
+    return value

@@ -1,0 +1,70 @@
+"""One real local Spark session (``local[2]``) for the whole test run, whose Python workers run
+this interpreter with this checkout's ``graveler`` and ``providers/`` first on their path.
+
+Nothing here registers the ``graveler`` format: PySpark finds ``pyspark_graveler`` on the
+workers' path and registers it by itself, which is what an installed package gets.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from graveler.client import Graveler
+from graveler.repository import Repository
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    pytest.importorskip("pyspark")
+    paths = [str(ROOT), str(ROOT / "providers")]
+    if os.environ.get("PYTHONPATH"):
+        paths.append(os.environ["PYTHONPATH"])
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths)
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("graveler-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@dataclass
+class Lake:
+    """A repository plus the options a Spark read or write needs to reach it."""
+
+    gv: Graveler
+    repo: Repository
+
+    @property
+    def options(self) -> dict[str, str]:
+        return {"home": str(self.gv.home), "database_url": self.gv.database_url}
+
+    def uri(self, ref: str, path: str = "") -> str:
+        return f"graveler://{self.repo.name}/{ref}" + (f"/{path}" if path else "")
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Iterator[Lake]:
+    gv = Graveler(home=tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'refs.db'}")
+    try:
+        yield Lake(gv, gv.create_repository("lake", (tmp_path / "ns").as_uri()))
+    finally:
+        gv.close()
