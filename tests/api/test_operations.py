@@ -181,11 +181,14 @@ def _entries(repo, paths, content=b"x"):
 
     from graveler.entry import ObjectEntry
 
+    import hashlib
+
     out = []
     for p in paths:
-        addr = f"imports/{p}"
-        repo.store.put(addr, content + p.encode())
-        out.append(ObjectEntry(p, addr, len(content) + len(p), "0" * 64, datetime.now(UTC)))
+        addr, data = f"imports/{p}", content + p.encode()
+        repo.store.put(addr, data)
+        digest = hashlib.sha256(data).hexdigest()
+        out.append(ObjectEntry(p, addr, len(data), digest, datetime.now(UTC)))
     return out
 
 
