@@ -85,6 +85,17 @@ class ObjectEntry:
         return StagedEntry(self.key, self.identity(), self.encode())
 
 
+def physical_address_of(key: bytes, value: bytes) -> str:
+    """Only the physical address of an encoded entry (what GC needs), without a full decode."""
+    try:
+        version, _, _, la, *_ = _HEAD.unpack_from(value)
+        if version != ENTRY_LAYOUT or _HEAD.size + la > len(value):
+            raise CorruptFile(f"entry for {key!r} is not a valid object entry")
+        return value[_HEAD.size : _HEAD.size + la].decode()
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise CorruptFile(f"entry for {key!r} is not a valid object entry") from exc
+
+
 def decode(key: bytes, value: bytes) -> ObjectEntry:
     """Inverse of :meth:`ObjectEntry.encode`; raises CorruptFile on malformed input."""
     try:

@@ -9,12 +9,12 @@ live data.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 
 from graveler.committed.files import TREE_PREFIX, decode_metarange_file, decode_range_file
-from graveler.errors import CorruptFile, ObjectNotFound
+from graveler.entry import physical_address_of
+from graveler.errors import ObjectNotFound
 from graveler.model import EMPTY_METARANGE_ID
 from graveler.objects import DATA_PREFIX
 from graveler.objectstore.port import ObjectStore
@@ -39,13 +39,7 @@ def range_addresses(store: ObjectStore, range_id: str) -> list[str]:
 
 def entry_address(key: bytes, value: bytes) -> str:
     """The physical address inside an encoded object entry (see :mod:`graveler.entry`)."""
-    try:
-        address = json.loads(value)["a"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CorruptFile(f"entry for {key!r} is not a valid object entry") from exc
-    if not isinstance(address, str):
-        raise CorruptFile(f"entry for {key!r} has no physical address")
-    return address
+    return physical_address_of(key, value)
 
 
 def staged_addresses(staging: StagingStore, tokens: Iterable[str]) -> set[str]:
