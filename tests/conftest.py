@@ -18,6 +18,13 @@ from graveler.repository import Repository
 PG_URL = os.environ.get("GRAVELER_TEST_POSTGRES_URL")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the Spark data source tests first. PySpark keeps one JVM per test process, and the
+    graveler data source must be resolved by the first SparkSession that JVM starts; the Dagster
+    example starts a plain session of its own, which must come later."""
+    items.sort(key=lambda item: 0 if "/tests/spark/" in str(item.path) else 1)
+
+
 @pytest.fixture
 def pg_schema_url() -> Iterator[str]:
     """A PostgreSQL URL whose search_path is a fresh schema, dropped afterwards."""

@@ -177,11 +177,10 @@ def test_transaction_merge_conflict_keeps_the_branch(repo):
 
 
 def _entries(repo, paths, content=b"x"):
+    import hashlib
     from datetime import UTC, datetime
 
     from graveler.entry import ObjectEntry
-
-    import hashlib
 
     out = []
     for p in paths:

@@ -91,7 +91,7 @@ def evaluate_run_sensor(
         return sensor(ctx)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def spark() -> Iterator[Any]:
     """One local Spark session for the whole test session (2 cores, no UI)."""
     from pyspark.sql import SparkSession

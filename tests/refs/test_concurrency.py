@@ -29,12 +29,17 @@ def test_threads_staging_while_a_sealer_seals(store: SqlMetadataStore) -> None:
     log = race.SealLog()
     sealer = threading.Thread(target=race.seal_until, args=(store, stop, log))
     sealer.start()
+    acks: list[race.Ack] = []
     try:
-        with ThreadPoolExecutor(WRITERS) as pool:
-            futures = [
-                pool.submit(race.write_batches, store, n, ROUNDS, BATCH) for n in range(WRITERS)
-            ]
-            acks = [ack for future in futures for ack in future.result()]
+        # Under load the writers can finish before the sealer gets a turn: keep writing (new
+        # writer ids, so new keys) until the race has really happened, at most 10 rounds.
+        for attempt in range(10):
+            with ThreadPoolExecutor(WRITERS) as pool:
+                ids = range(attempt * WRITERS, (attempt + 1) * WRITERS)
+                futures = [pool.submit(race.write_batches, store, n, ROUNDS, BATCH) for n in ids]
+                acks += [ack for future in futures for ack in future.result()]
+            if len(log.counts_at_seal) >= 3 and len({a.token for a in acks}) >= 2:
+                break
     finally:
         stop.set()
         sealer.join()

@@ -21,7 +21,7 @@ from graveler.repository import Repository
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def spark() -> Iterator[object]:
     pytest.importorskip("pyspark")
     paths = [str(ROOT), str(ROOT / "providers")]
@@ -31,6 +31,11 @@ def spark() -> Iterator[object]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
+    # A session left by other tests (e.g. the Dagster example's) was built without this
+    # checkout on the workers' path; getOrCreate would hand it back, so end it first.
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
     session = (
         SparkSession.builder.master("local[2]")
         .appName("graveler-tests")
