@@ -16,6 +16,7 @@ evict, least recently used first, to stay within their byte budgets.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 import threading
@@ -192,14 +193,23 @@ class TieredCache:
         self._register_disk(file_id, len(data))
 
     def adopt_file(self, file_id: str, path: str) -> None:
-        """Move a freshly written file (same filesystem) into the disk tier, or delete it."""
+        """Move a freshly written file into the disk tier (a rename; a copy when ``path`` is on
+        another filesystem), or delete it when there is no disk tier. ``path`` is gone after."""
         if self.directory is None:
             os.unlink(path)
             return
         dest = self.path_of(file_id)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         size = os.path.getsize(path)
-        os.replace(path, dest)
+        try:
+            os.replace(path, dest)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            with open(path, "rb") as fh:
+                self.put_bytes(file_id, fh.read())
+            os.unlink(path)
+            return
         self._register_disk(file_id, size)
 
     def drop(self, file_id: str) -> None:

@@ -2,21 +2,25 @@
 
 Both trees are walked with :class:`TreeIterator`. Two range headers with the same ID are
 skipped without opening either; a range lying wholly before the other side's position is
-reported whole (all removed, or all added); anything else is opened and compared record by
-record. Records are equal when key and identity are equal. Output is in key order.
+reported whole (all removed, or all added); anything else is opened. Two opened ranges that
+cover the same key interval are compared through their record fingerprints, which skips runs
+of equal records with ``memcmp`` (a third level below metarange and range); other overlaps are
+merge-compared record by record. Records are equal when key and identity are equal. Output is
+in key order.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from itertools import compress, count
 from operator import ne
 from typing import NamedTuple
 
-from graveler.committed.files import TreeFiles
+from graveler.committed.files import RangeData, TreeFiles
 from graveler.committed.iterator import TreeIterator
-from graveler.committed.record import RangeInfo, ValueRecord
+from graveler.committed.record import FINGERPRINT_SIZE, RangeInfo, ValueRecord
 
 
 class DiffType(StrEnum):
@@ -99,14 +103,99 @@ def _header_vs_record(
 
 
 def _both_records(lit: TreeIterator, rit: TreeIterator) -> Iterator[DiffEntry]:
-    """Both sides inside opened ranges: merge-compare the two record lists in one tight loop
-    until either range ends (then the header logic can skip shared ranges again)."""
-    left, i = lit.cursor()
-    right, j = rit.cursor()
-    nl, nr = len(left), len(right)
+    """Both sides inside opened ranges. Two ranges opened at their first record that end at
+    the same key are compared whole through their fingerprints; otherwise the record lists are
+    merge-compared until either range ends (then the header logic can skip shared ranges)."""
+    ldata, i = lit.cursor()
+    rdata, j = rit.cursor()
     out: list[DiffEntry] = []
-    if i == j == 0 and nl == nr:
-        i = j = _aligned_prefix(left, right, out)
+    if i == j == 0 and lit.range.max_key == rit.range.max_key:
+        _diff_spans(ldata, rdata, 0, len(ldata.records), 0, len(rdata.records), out)
+        lit.next_range()
+        rit.next_range()
+    else:
+        i, j = _merge_compare(
+            ldata.records, rdata.records, i, len(ldata.records), j, len(rdata.records), out
+        )
+        lit.move_to(i)
+        rit.move_to(j)
+    yield from out
+
+
+def _diff_spans(
+    left: RangeData, right: RangeData, l0: int, l1: int, r0: int, r1: int, out: list[DiffEntry]
+) -> None:
+    """Report the differences between ``left.records[l0:l1]`` and ``right.records[r0:r1]``,
+    two spans holding the same key interval.
+
+    Equal leading and trailing records are trimmed by comparing fingerprint strings (binary
+    search over ``memcmp``); a long remainder is split at a key into two independent halves,
+    so a range with a few changes costs O(changes x log(range)) string compares instead of a
+    pass over every record."""
+    n = _common_prefix(left.fingerprints, right.fingerprints, l0, r0, min(l1 - l0, r1 - r0))
+    l0, r0 = l0 + n, r0 + n
+    n = _common_suffix(left.fingerprints, right.fingerprints, l1, r1, min(l1 - l0, r1 - r0))
+    l1, r1 = l1 - n, r1 - n
+    if l1 - l0 <= _SMALL_SPAN or r1 - r0 <= _SMALL_SPAN:
+        i, j = _merge_compare(left.records, right.records, l0, l1, r0, r1, out)
+        out.extend(_single(rec, DiffType.REMOVED) for rec in left.records[i:l1])
+        out.extend(_single(rec, DiffType.ADDED) for rec in right.records[j:r1])
+        return
+    mid = (l0 + l1) // 2
+    rmid = bisect_left(right.keys, left.keys[mid], r0, r1)
+    _diff_spans(left, right, l0, mid, r0, rmid, out)
+    _diff_spans(left, right, mid, l1, rmid, r1, out)
+
+
+#: Spans at most this long are merge-compared record by record.
+_SMALL_SPAN = 16
+_FP = FINGERPRINT_SIZE
+
+
+def _common_prefix(a: bytes, b: bytes, i: int, j: int, limit: int) -> int:
+    """Largest n <= limit with fingerprints a[i:i+n] == b[j:j+n] (in records).
+
+    Binary search that only ever compares the half not yet known equal, so the bytes compared
+    add up to about one pass over the span rather than one pass per step."""
+    ai, bj = i * _FP, j * _FP
+    if a[ai : ai + limit * _FP] == b[bj : bj + limit * _FP]:
+        return limit
+    lo, hi = 0, limit  # the first lo records match; the first hi do not all match
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[ai + lo * _FP : ai + mid * _FP] == b[bj + lo * _FP : bj + mid * _FP]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _common_suffix(a: bytes, b: bytes, i_end: int, j_end: int, limit: int) -> int:
+    """Largest n <= limit with fingerprints a[i_end-n:i_end] == b[j_end-n:j_end]."""
+    ae, be = i_end * _FP, j_end * _FP
+    if a[ae - limit * _FP : ae] == b[be - limit * _FP : be]:
+        return limit
+    lo, hi = 0, limit  # the last lo records match; the last hi do not all match
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[ae - mid * _FP : ae - lo * _FP] == b[be - mid * _FP : be - lo * _FP]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _merge_compare(
+    left: list[ValueRecord],
+    right: list[ValueRecord],
+    i: int,
+    nl: int,
+    j: int,
+    nr: int,
+    out: list[DiffEntry],
+) -> tuple[int, int]:
+    """Merge-compare ``left[i:nl]`` with ``right[j:nr]`` until either side ends; returns the
+    positions reached."""
     while i < nl and j < nr:
         a, b = left[i], right[j]
         ka, kb = a[0], b[0]
@@ -121,22 +210,7 @@ def _both_records(lit: TreeIterator, rit: TreeIterator) -> Iterator[DiffEntry]:
         else:
             out.append(DiffEntry(DiffType.ADDED, kb, None, b))
             j += 1
-    lit.move_to(i)
-    rit.move_to(j)
-    yield from out
-
-
-def _aligned_prefix(left: list[ValueRecord], right: list[ValueRecord], out: list[DiffEntry]) -> int:
-    """Compare two equally long ranges position by position in C (``map(ne)``), reporting
-    changed records, until the first position whose keys differ; returns that position (the
-    length when keys never diverge). Overwritten objects are the common case this speeds up."""
-    for k in compress(count(), map(ne, left, right)):
-        a, b = left[k], right[k]
-        if a[0] != b[0]:
-            return k
-        if a[1] != b[1]:
-            out.append(DiffEntry(DiffType.CHANGED, a[0], a, b))
-    return len(left)
+    return i, j
 
 
 def _whole(it: TreeIterator, side: DiffType) -> Iterator[DiffEntry]:

@@ -8,6 +8,7 @@ mismatch with :class:`CorruptFile`, so damaged bytes are never served.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from bisect import bisect_left
@@ -23,6 +24,7 @@ from graveler.committed.record import (
     decode_range_values,
     encode_range_info,
     file_id,
+    record_fingerprints,
 )
 from graveler.errors import CorruptFile, GravelerError, ObjectNotFound
 from graveler.model import EMPTY_METARANGE_ID
@@ -30,20 +32,30 @@ from graveler.objectstore.port import ObjectStore
 from graveler.sstable import SstReader, SstWriter
 
 TREE_PREFIX = "_graveler/"
-# Python object overhead per decoded record (tuple, three bytes objects, dict and list slots).
-_RECORD_OVERHEAD = 250
+# Python object overhead per decoded record (tuple, three bytes objects, dict and list slots,
+# fingerprint).
+_RECORD_OVERHEAD = 266
 
 
 class RangeData:
-    """A decoded range: records in key order plus a key index for point lookups."""
+    """A decoded range: records in key order, a key index for point lookups, and the records'
+    fingerprints (:func:`record_fingerprints`) for comparing ranges without touching records."""
 
-    __slots__ = ("id", "index", "keys", "nbytes", "records")
+    __slots__ = ("fingerprints", "id", "index", "keys", "nbytes", "records")
 
-    def __init__(self, range_id: str, keys: list[bytes], records: list[ValueRecord], nbytes: int):
+    def __init__(
+        self,
+        range_id: str,
+        keys: list[bytes],
+        values: list[bytes],
+        records: list[ValueRecord],
+        nbytes: int,
+    ) -> None:
         self.id = range_id
         self.keys = keys
         self.records = records
         self.index: dict[bytes, ValueRecord] = dict(zip(keys, records, strict=True))
+        self.fingerprints = record_fingerprints(keys, values)
         self.nbytes = nbytes
 
     def seek(self, key: bytes) -> int:
@@ -122,7 +134,9 @@ class TreeFiles:
         """Write one range file (``values`` are encoded SST values of ``records``)."""
         rid = file_id(RANGE_KIND, keys, values)
         self._write_file(rid, keys, values)
-        self.cache.put_decoded(rid, RangeData(rid, keys, records, size), _cost(size, len(keys)))
+        self.cache.put_decoded(
+            rid, RangeData(rid, keys, values, records, size), _cost(size, len(keys))
+        )
         return RangeInfo(rid, keys[0], keys[-1], len(keys), size)
 
     def write_metarange(self, ranges: Sequence[RangeInfo]) -> str:
@@ -147,9 +161,11 @@ class TreeFiles:
             with open(path, "rb") as fh:
                 data = fh.read()
             self.store.put(TREE_PREFIX + fid, data)
-            self.cache.put_bytes(fid, data)
+            self.cache.adopt_file(fid, path)  # the scratch file becomes the disk-tier copy
         finally:
             writer.abort()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # only still there when writing or storing failed
         self.files_written += 1
 
     # --- verification --------------------------------------------------------------------------
@@ -168,7 +184,7 @@ def decode_range_file(range_id: str, data: bytes) -> RangeData:
     _check_id(range_id, RANGE_KIND, keys, values)
     records = decode_range_values(keys, values)
     size = sum(map(len, keys)) + sum(map(len, values))
-    return RangeData(range_id, keys, records, size)
+    return RangeData(range_id, keys, values, records, size)
 
 
 def decode_metarange_file(metarange_id: str, data: bytes) -> MetarangeData:

@@ -99,10 +99,10 @@ class TreeIterator:
             yield from data.records[pos:]
             self.next_range()
 
-    def cursor(self) -> tuple[list[ValueRecord], int]:
-        """The opened range's records and the current position (only on a record)."""
+    def cursor(self) -> tuple[RangeData, int]:
+        """The opened range and the current position in its records (only on a record)."""
         assert self._data is not None, "cursor() needs the iterator on a record"
-        return self._data.records, self._pos
+        return self._data, self._pos
 
     def move_to(self, pos: int) -> None:
         """Stand on record ``pos`` of the opened range, or on the next range's header when

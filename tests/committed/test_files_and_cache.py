@@ -3,6 +3,7 @@ single-flight fetches."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -185,3 +186,12 @@ def test_large_batches_use_a_whole_tree_index(manager_factory):
     found = cm.get_many(mid, [*KEYS[::10], b"absent"])
     assert [r.key if r else None for r in found] == [*KEYS[::10], None]
     assert cm.files.cache.peek(mid + "#index") is not None
+
+
+def test_writes_leave_no_scratch_files_and_fill_the_disk_tier(manager_factory, tmp_path):
+    cache = TieredCache(str(tmp_path / "cache"))
+    cm = manager_factory(SETTINGS, cache)
+    mid = build(cm)
+    assert os.listdir(cm.files.scratch_dir) == []  # each scratch SST became a disk-tier copy
+    for fid in [mid, *(r.id for r in cm.ranges(mid))]:
+        assert os.path.getsize(cache.path_of(fid)) > 0
