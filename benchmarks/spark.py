@@ -15,8 +15,10 @@ the namespace's physical files, plus linking / resolving). After one warm-up rou
 workers, imports) each operation runs ``ROUNDS`` times, interleaved; medians and their ratios
 to plain Spark are reported. Target: at most 1.3x plain Spark.
 
-Two floors put the ratios in context: a Python data source that reads nothing (Spark's fixed
-cost of any Python data source read: planning in Python workers, task set-up) and one whose
+Three floors put the ratios in context, all Python data sources defined here: one that reads
+nothing (Spark's fixed cost of any Python data source read: planning in Python workers, task
+set-up); one that reads the same N rows from memory as Arrow batches in two partitions, doing
+no I/O at all (the fastest any Python data source can hand Spark these rows); and one whose
 writer takes the same rows as Arrow batches and discards them (Spark's cost of handing rows to
 any Python writer).
 """
@@ -64,12 +66,34 @@ def _floor_source() -> type:
         DataSource,
         DataSourceArrowWriter,
         DataSourceReader,
+        InputPartition,
         WriterCommitMessage,
     )
 
     class EmptyReader(DataSourceReader):
         def read(self, partition: object) -> Any:
             return iter(())
+
+    class MemoryReader(DataSourceReader):
+        """``rows`` rows of (id, k, v) built in memory, as Arrow batches of 131,072 rows."""
+
+        def __init__(self, rows: int) -> None:
+            self.rows = rows
+
+        def partitions(self) -> list[InputPartition]:
+            half = self.rows // 2
+            return [InputPartition((0, half)), InputPartition((half, self.rows))]
+
+        def read(self, partition: Any) -> Any:
+            import numpy as np
+            import pyarrow as pa
+
+            start, stop = partition.value
+            for lo in range(start, stop, 131_072):
+                ids = np.arange(lo, min(stop, lo + 131_072), dtype=np.int64)
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(ids), pa.array(ids % 7), pa.array(ids * 0.5)], ["id", "k", "v"]
+                )
 
     class DiscardingWriter(DataSourceArrowWriter):
         def write(self, iterator: Any) -> WriterCommitMessage:
@@ -83,10 +107,11 @@ def _floor_source() -> type:
             return "graveler_bench_floor"
 
         def schema(self) -> str:
-            return "id long"
+            return "id long, k long, v double" if self.options.get("rows") else "id long"
 
         def reader(self, schema: Any) -> DataSourceReader:
-            return EmptyReader()
+            rows = int(self.options.get("rows", "0"))
+            return MemoryReader(rows) if rows else EmptyReader()
 
         def writer(self, schema: Any, overwrite: bool) -> DiscardingWriter:
             return DiscardingWriter()
@@ -134,6 +159,10 @@ def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable
         empty = spark.read.format("graveler_bench_floor").load()
         empty.write.format("noop").mode("overwrite").save()
 
+    def read_rows_floor() -> None:
+        rows = spark.read.format("graveler_bench_floor").option("rows", str(n)).load()
+        rows.write.format("noop").mode("overwrite").save()
+
     def write_floor() -> None:
         df.write.format("graveler_bench_floor").mode("append").save()
 
@@ -151,6 +180,7 @@ def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable
         "graveler_read": gv_read,
         "plain_read": plain_read,
         "python_ds_read_floor": read_floor,
+        "python_ds_read_rows_floor": read_rows_floor,
         "python_ds_write_floor": write_floor,
         "native_write": native_write,
         "native_read": native_read,
@@ -179,6 +209,7 @@ def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
         "native_write_ratio": med["native_write"] / med["plain_write"],
         "native_read_ratio": med["native_read"] / med["plain_read"],
         "write_floor_ratio": med["python_ds_write_floor"] / med["plain_write"],
+        "read_rows_floor_ratio": med["python_ds_read_rows_floor"] / med["plain_read"],
         "all_seconds": times,
     }
 
@@ -216,7 +247,9 @@ def _print(row: dict[str, Any]) -> None:
         )
     print(
         f"  Spark's own cost for any Python data source: reading nothing "
-        f"{s['python_ds_read_floor']:.2f} s; taking these rows and discarding them "
-        f"{s['python_ds_write_floor']:.2f} s ({row['write_floor_ratio']:.2f}x plain write)"
+        f"{s['python_ds_read_floor']:.2f} s; reading these rows from memory (no I/O) "
+        f"{s['python_ds_read_rows_floor']:.2f} s ({row['read_rows_floor_ratio']:.2f}x plain "
+        f"read); taking these rows and discarding them {s['python_ds_write_floor']:.2f} s "
+        f"({row['write_floor_ratio']:.2f}x plain write)"
     )
     print(f"  medians of {ROUNDS} interleaved rounds after a warm-up round")
