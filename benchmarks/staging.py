@@ -6,33 +6,14 @@ run uses a fresh schema that is dropped afterwards."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from benchmarks.lake import Context, env_postgres_url, lake_entry, lake_path, timed
 from benchmarks.report import table
 from graveler.client import Graveler
+from graveler.refs.scratch import scratch_schema
 
 PUTS = 2_000
-
-
-@contextmanager
-def postgres_schema(url: str) -> Iterator[str]:
-    import sqlalchemy as sa
-
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(url)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in url else "?"
-    try:
-        yield f"{url}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
 
 
 def measure(ctx: Context, database_url: str, many: int) -> dict[str, float]:
@@ -50,7 +31,7 @@ def run(ctx: Context) -> dict[str, Any]:
     out: dict[str, Any] = {"sqlite": measure(ctx, f"sqlite:///{ctx.fresh_dir('sq')}/refs.db", many)}
     pg = ctx.postgres_url or env_postgres_url()
     if pg:
-        with postgres_schema(pg) as url:
+        with scratch_schema(pg, "bench_") as url:
             out["postgresql"] = measure(ctx, url, many)
     else:
         print("  [staging] PostgreSQL skipped: set GRAVELER_BENCH_POSTGRES_URL to include it")

@@ -7,12 +7,12 @@ starting the local server); each test gets its own freshly created schema.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 
 import pytest
 
 from graveler.client import Graveler
+from graveler.refs.scratch import scratch_schema
 from graveler.repository import Repository
 
 PG_URL = os.environ.get("GRAVELER_TEST_POSTGRES_URL")
@@ -30,19 +30,8 @@ def pg_schema_url() -> Iterator[str]:
     """A PostgreSQL URL whose search_path is a fresh schema, dropped afterwards."""
     if not PG_URL:
         pytest.skip("GRAVELER_TEST_POSTGRES_URL is not set (make test sets it)")
-    import sqlalchemy as sa
-
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(PG_URL)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in PG_URL else "?"
-    try:
-        yield f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with scratch_schema(PG_URL, "t_") as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -14,13 +14,10 @@ CSV to ingest). ``make demo`` runs this DAG twice, with good and with bad data.
 
 from __future__ import annotations
 
-import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from airflow.sdk import DAG, get_current_context, task
 from graveler_airflow import GravelerHook, GravelerRunBranch
-
-from graveler.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from graveler.repository import Repository
@@ -28,38 +25,6 @@ if TYPE_CHECKING:
 RAW = "raw/weather.csv"
 CLEAN = "clean/weather"
 TEMP_RANGE_C = (-90.0, 60.0)
-
-
-def write_parquet_to_branch(df: Any, repo: Repository, branch: str, path: str) -> int:
-    """Replace the Parquet dataset under ``path`` on ``branch`` with ``df``; returns how many
-    files were staged.
-
-    Stand-in for ``df.write.format("graveler")`` until the Spark data source exists: Spark
-    writes into a scratch directory inside the repository's (local) storage namespace; the
-    previous files under ``path`` are staged as deleted and the new files are linked onto the
-    branch (one transaction for all of them, no copy). Nothing is visible outside the run
-    branch until it is merged."""
-    scratch = f"_scratch/{uuid.uuid4().hex}"
-    df.write.parquet(_local_path(repo, scratch))
-    entries = [
-        repo.make_linked_entry(f"{path}/{info.key.rsplit('/', 1)[-1]}", info.key)
-        for info in repo.store.list(scratch + "/")
-        if info.key.endswith(".parquet")  # skips _SUCCESS and .crc checksum files
-    ]
-    fresh = {e.path for e in entries}
-    old = [e.path for e in repo.iter_objects(branch, path + "/") if e.path not in fresh]
-    repo.delete_many(branch, old)
-    return repo.stage_entries(branch, entries)
-
-
-def _local_path(repo: Repository, key: str) -> str:
-    path = repo.store.local_path(key)
-    if path is None:
-        raise InvalidArgument(
-            f"{repo.name}: this example needs a local (file://) storage namespace until the "
-            "Spark data source can write to any namespace"
-        )
-    return path
 
 
 def _repository(hook: GravelerHook) -> Repository:
@@ -87,7 +52,10 @@ with (
 
     @task
     def transform(branch: str) -> int:
-        """PySpark: drop rows without a temperature, add Fahrenheit, write Parquet."""
+        """PySpark through the ``graveler`` data source: read the raw CSV on the run branch,
+        drop rows without a temperature, add Fahrenheit, and replace the Parquet dataset under
+        ``clean/weather`` (one staging transaction for the whole job)."""
+        import graveler_spark
         from pyspark.sql import SparkSession
         from pyspark.sql import functions as F
 
@@ -100,13 +68,28 @@ with (
         )
         try:
             with GravelerHook() as hook:
+                settings = hook.get_settings()
+                graveler_spark.register(  # the data source uses the Airflow connection
+                    spark,
+                    home=settings.home,
+                    database_url=settings.database_url,
+                    store_options=dict(settings.store_options) or None,
+                )
                 repo = _repository(hook)
-                raw = _local_path(repo, repo.stat(branch, RAW).physical_address)
-                df = spark.read.csv(raw, header=True, schema="city STRING, temp_c DOUBLE")
+                on_branch = f"graveler://{repo.name}/{branch}"
+                df = (
+                    spark.read.format("graveler")
+                    .option("format", "csv")
+                    .schema("city STRING, temp_c DOUBLE")
+                    .load(f"{on_branch}/{RAW}")
+                )
                 clean = df.where(F.col("temp_c").isNotNull()).withColumn(
                     "temp_f", F.round(F.col("temp_c") * 9 / 5 + 32, 1)
                 )
-                return write_parquet_to_branch(clean.coalesce(1), repo, branch, CLEAN)
+                clean.coalesce(1).write.format("graveler").mode("overwrite").save(
+                    f"{on_branch}/{CLEAN}"
+                )
+                return sum(1 for _ in repo.iter_objects(branch, CLEAN + "/"))
         finally:
             spark.stop()
 

@@ -3,11 +3,9 @@ branch, merged into ``main`` when the run succeeds.
 
     DAGSTER_HOME=~/dagster-home dagster dev -f dags_examples/dagster/definitions.py
 
-* ``raw_events`` (PySpark) builds a small events table and writes it as Parquet through
-  :func:`write_spark_parquet`: Spark writes the files into a scratch directory inside the
-  repository's local storage namespace, and the files are then linked on the run branch (no
-  copy). That one function is the only Spark-to-graveler glue, so it can be swapped for the
-  Spark data source (``df.write.format("graveler")``) when that exists.
+* ``raw_events`` (PySpark) builds a small events table and writes it as Parquet onto the run
+  branch with the ``graveler`` Spark data source (``df.write.format("graveler")``, in
+  :func:`write_spark_parquet`); the asset then commits the branch with the run's ID.
 * ``daily_revenue`` (pandas) reads those Parquet files -- from the run branch when this run
   wrote them, else from ``main`` -- and returns a DataFrame, stored by the IO manager at
   ``graveler://lake/<run branch>/daily_revenue``.
@@ -17,11 +15,11 @@ Graveler keeps its SQLite refs and the ``lake`` repository under ``$DAGSTER_HOME
 """
 
 import io
-import uuid
-from pathlib import Path
+import json
 from typing import Any
 
 import dagster as dg
+import graveler_spark
 import pandas as pd
 from graveler_dagster import (
     RUN_ID_KEY,
@@ -36,12 +34,7 @@ from pyspark.sql import DataFrame as SparkDataFrame
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from graveler.errors import InvalidArgument
-from graveler.repository import Repository
-
 EVENTS_PREFIX = "events/raw_events"
-SCRATCH_PREFIX = "_scratch/spark"
-PARQUET_TYPE = "application/vnd.apache.parquet"
 
 
 class SparkSessionResource(dg.ConfigurableResource):  # type: ignore[type-arg]
@@ -61,31 +54,21 @@ class SparkSessionResource(dg.ConfigurableResource):  # type: ignore[type-arg]
 
 
 def write_spark_parquet(
-    df: SparkDataFrame, repo: Repository, branch: str, prefix: str, run_id: str
-) -> int:
-    """Write ``df`` as Parquet under ``prefix`` on ``branch``; returns the number of files.
-
-    Spark writes into a fresh scratch directory of the repository's (local) namespace; the
-    part files are linked at ``<prefix>/<file>`` in one staging transaction, replacing what
-    was under ``prefix``. ``_SUCCESS`` and ``.crc`` files are skipped."""
-    scratch = f"{SCRATCH_PREFIX}/{uuid.uuid4().hex}"
-    local = repo.store.local_path(scratch)
-    if local is None:
-        raise InvalidArgument(f"{repo.name} needs a local storage namespace for this example")
-    df.write.parquet(local)
-    meta = {RUN_ID_KEY: run_id}
-    files = sorted(p for p in Path(local).rglob("*.parquet") if not p.name.startswith("."))
-    entries = [
-        repo.make_linked_entry(
-            f"{prefix}/{f.relative_to(local).as_posix()}",
-            f"{scratch}/{f.relative_to(local).as_posix()}",
-            content_type=PARQUET_TYPE,
-            metadata=meta,
-        )
-        for f in files
-    ]
-    repo.delete_many(branch, [e.path for e in repo.iter_objects(branch, prefix + "/")])
-    return repo.stage_entries(branch, entries)
+    df: SparkDataFrame, graveler: GravelerResource, uri: str, run_id: str
+) -> None:
+    """Replace the Parquet dataset at ``uri`` (``graveler://repo/branch/prefix``) with ``df``
+    through the ``graveler`` Spark data source: executors write the files into the
+    repository's storage namespace and the driver stages them all in one transaction. Each
+    file carries the run ID, which tells later runs whose output it is."""
+    gv = graveler.get_client()
+    graveler_spark.register(  # the data source uses the resource's database and home
+        df.sparkSession,
+        home=str(gv.home),
+        database_url=gv.database_url,
+        store_options=gv.store_options or None,
+    )
+    writer = df.write.format("graveler").mode("overwrite")
+    writer.option("object_metadata", json.dumps({RUN_ID_KEY: run_id})).save(uri)
 
 
 @dg.asset(kinds={"spark"})
@@ -101,7 +84,9 @@ def raw_events(
         .repartition(2)
     )
     repo, branch = open_run_branch(graveler, context)
-    files = write_spark_parquet(df, repo, branch, EVENTS_PREFIX, context.run.run_id)
+    uri = f"graveler://{repo.name}/{branch}/{EVENTS_PREFIX}"
+    write_spark_parquet(df, graveler, uri, context.run.run_id)
+    files = sum(1 for _ in repo.iter_objects(branch, EVENTS_PREFIX + "/"))
     commit = commit_staged(repo, branch, "Spark: raw_events", {RUN_ID_KEY: context.run.run_id})
     return dg.MaterializeResult(
         metadata={

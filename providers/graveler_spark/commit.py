@@ -51,7 +51,7 @@ def commit_job(job: WriteJob, files: Sequence[WrittenFile]) -> None:
     with job.connection.open() as gv:
         repo = gv.repository(job.target.repository)
         try:
-            entries = [_entry(f) for f in files]
+            entries = [_entry(f, job.object_metadata) for f in files]
             stage_files(repo, job.target.ref, job.target.path, entries, job.overwrite)
         except BaseException:
             delete_job_files(store, job, files)
@@ -97,7 +97,7 @@ def _delete_all(store: ObjectStore, infos: Iterable[ObjectInfo]) -> int:
     return len(keys)
 
 
-def _entry(f: WrittenFile) -> ObjectEntry:
+def _entry(f: WrittenFile, metadata: Mapping[str, str]) -> ObjectEntry:
     return ObjectEntry(
         path=f.path,
         physical_address=f.address,
@@ -105,4 +105,5 @@ def _entry(f: WrittenFile) -> ObjectEntry:
         checksum=f.checksum,
         mtime=f.mtime,
         content_type=PARQUET_CONTENT_TYPE,
+        metadata=dict(metadata),
     )

@@ -5,7 +5,8 @@
 
 Read options: ``format`` (parquet | csv | json), ``mergeSchema``, ``split_bytes``,
 ``batch_rows``, ``header`` / ``delimiter`` (CSV). Write options: ``commit_message``,
-``commit_metadata`` (a JSON object of strings), ``compression`` (Parquet codec, default
+``commit_metadata`` (a JSON object of strings), ``object_metadata`` (a JSON object of
+strings set as user metadata on every object written), ``compression`` (Parquet codec, default
 snappy), ``max_records_per_file``. Connection options (``database_url``, ``home``,
 ``store.*``) are described in :mod:`graveler_spark.options`.
 """
@@ -117,7 +118,8 @@ class GravelerDataSource(DataSource):
             compression=self.options.get("compression") or "snappy",
             max_records_per_file=integer(self.options, "max_records_per_file", 0),
             commit_message=self.options.get("commit_message") or None,
-            commit_metadata=_metadata(self.options.get("commit_metadata")),
+            commit_metadata=_metadata(self.options, "commit_metadata"),
+            object_metadata=_metadata(self.options, "object_metadata"),
         )
 
     # --- shared ---------------------------------------------------------------------------------
@@ -142,7 +144,9 @@ def _branch(repo: Repository, target: Target) -> Branch:
         ) from exc
 
 
-def _metadata(raw: str | None) -> dict[str, str]:
+def _metadata(options: Mapping[str, str], name: str) -> dict[str, str]:
+    """Option ``name`` parsed as a JSON object of strings (empty when not given)."""
+    raw = options.get(name)
     if not raw:
         return {}
     try:
@@ -152,7 +156,5 @@ def _metadata(raw: str | None) -> dict[str, str]:
     if not isinstance(doc, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in doc.items()
     ):
-        raise InvalidArgument(
-            f"option 'commit_metadata' must be a JSON object of strings, got {raw!r}"
-        )
+        raise InvalidArgument(f"option {name!r} must be a JSON object of strings, got {raw!r}")
     return doc

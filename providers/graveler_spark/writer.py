@@ -48,6 +48,7 @@ class WriteJob:
     max_records_per_file: int = 0  # 0: one file per task
     commit_message: str | None = None
     commit_metadata: Mapping[str, str] = field(default_factory=dict)
+    object_metadata: Mapping[str, str] = field(default_factory=dict)  # on every file written
 
     @property
     def scratch_prefix(self) -> str:

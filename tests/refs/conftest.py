@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, create_engine
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from graveler.model import Branch, Commit, RangeSettings, Repository
+from graveler.refs.scratch import scratch_schema
 from graveler.refs.sql import SqlMetadataStore
 
 PG_ENV = "GRAVELER_TEST_POSTGRES_URL"
@@ -54,15 +54,8 @@ def sqlite_db_url(tmp_path: Path) -> str:
 def pg_db_url(pg_admin: Engine) -> Iterator[str]:
     """The URL of a new, empty PostgreSQL schema that is the only entry of the connection's
     ``search_path`` (works for spawned processes too); dropped with its contents afterwards."""
-    schema = f"graveler_t_{uuid.uuid4().hex[:12]}"
-    with pg_admin.begin() as conn:
-        conn.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
-    url = make_url(pg_admin.url).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with pg_admin.begin() as conn:
-            conn.exec_driver_sql(f'DROP SCHEMA "{schema}" CASCADE')
+    with scratch_schema(pg_admin.url.render_as_string(hide_password=False)) as url:
+        yield url
 
 
 @pytest.fixture(params=BACKENDS)

@@ -45,6 +45,7 @@ def test_round_trip_of_a_million_rows_is_one_stage_and_one_commit(spark, lake: L
         .options(**lake.options)
         .option("commit_message", "load events")
         .option("commit_metadata", '{"job": "test"}')
+        .option("object_metadata", '{"run": "r-1"}')
         .mode("append")
         .save(lake.uri("main", "tables/events"))
     )
@@ -55,6 +56,7 @@ def test_round_trip_of_a_million_rows_is_one_stage_and_one_commit(spark, lake: L
     files = list(lake.repo.iter_objects("main", "tables/events/"))
     assert len(files) == df.rdd.getNumPartitions() == 2
     assert all(f.physical_address.startswith("data/") for f in files)
+    assert all(f.metadata == {"run": "r-1"} for f in files)
 
     back = (
         spark.read.format("graveler")

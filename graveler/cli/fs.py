@@ -1,0 +1,124 @@
+"""``graveler fs``: upload, cat, stat, ls and rm objects on a ref."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from graveler.cli.output import Output, entry_doc
+from graveler.cli.shared import Handler, done, progress, ref_uri
+from graveler.client import Graveler
+from graveler.entry import ObjectEntry
+from graveler.errors import InvalidArgument, InvalidURI
+from graveler.repository import Repository
+
+
+def fs_upload(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    repo, branch, path = ref_uri(gv, a.uri)
+    local = Path(a.local)
+    if local.is_dir() and not a.recursive:
+        raise InvalidArgument(f"{local} is a directory: pass --recursive to upload its files")
+    if not local.exists():
+        raise InvalidArgument(f"{local} does not exist")
+    if not local.is_dir():
+        target = path or local.name
+        if path.endswith("/"):
+            target = path + local.name
+        with local.open("rb") as fh:
+            entry = repo.put(branch, target, fh)
+        done(out, entry_doc(entry, repo.physical_uri(entry)), f"Uploaded {local} -> {target}")
+        return 0
+    files = sorted(p for p in local.rglob("*") if p.is_file())
+    prefix = path if not path or path.endswith("/") else path + "/"
+    docs = []
+    with progress(out, "Uploading", len(files)) as advance:
+        for f in files:
+            with f.open("rb") as fh:
+                entry = repo.put(branch, prefix + f.relative_to(local).as_posix(), fh)
+            docs.append(entry_doc(entry, repo.physical_uri(entry)))
+            advance()
+    done(out, docs, f"Uploaded {len(files)} file(s) to {prefix or '/'} on {branch}")
+    return 0
+
+
+def fs_cat(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    repo, ref, path = ref_uri(gv, a.uri)
+    if not path:
+        raise InvalidURI(f"{a.uri!r} needs a path: graveler://REPO/REF/PATH")
+    with repo.open(ref, path) as fh:
+        while chunk := fh.read(1 << 20):
+            sys.stdout.buffer.write(chunk)
+    sys.stdout.buffer.flush()
+    return 0
+
+
+def fs_stat(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    repo, ref, path = ref_uri(gv, a.uri)
+    if not path:
+        raise InvalidURI(f"{a.uri!r} needs a path: graveler://REPO/REF/PATH")
+    entry = repo.stat(ref, path)
+    doc = entry_doc(entry, repo.physical_uri(entry))
+    out.json(doc) if out.as_json else out.mapping(doc)
+    return 0
+
+
+def fs_ls(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    repo, ref, prefix = ref_uri(gv, a.uri)
+    rows: list[tuple[str, str, str, str]] = []
+    docs: list[dict[str, object]] = []
+    for item in _listing(repo, ref, prefix, a.recursive):
+        if isinstance(item, str):
+            docs.append({"type": "common_prefix", "path": item})
+            rows.append(("dir", item, "", ""))
+        else:
+            docs.append({"type": "object", **entry_doc(item, repo.physical_uri(item))})
+            rows.append(("obj", item.path, str(item.size), f"{item.mtime:%Y-%m-%d %H:%M:%S}"))
+    if out.as_json:
+        out.json(docs)
+    else:
+        out.table(None, ["", "PATH", "SIZE", "MODIFIED"], rows)
+    return 0
+
+
+def _listing(
+    repo: Repository, ref: str, prefix: str, recursive: bool
+) -> Iterator[str | ObjectEntry]:
+    """Objects (and, unless recursive, common prefixes as strings) in path order."""
+    if recursive:
+        yield from repo.iter_objects(ref, prefix)
+        return
+    after = ""
+    while True:
+        page = repo.list(ref, prefix, delimiter="/", after=after)
+        items: list[str | ObjectEntry] = [*page.common_prefixes, *page.objects]
+        yield from sorted(items, key=lambda x: x if isinstance(x, str) else x.path)
+        if page.next_after is None:
+            return
+        after = page.next_after
+
+
+def fs_rm(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    repo, branch, path = ref_uri(gv, a.uri)
+    if a.recursive:
+        paths = [e.path for e in repo.iter_objects(branch, path)]
+        if not paths:
+            raise InvalidArgument(f"nothing under {path!r} on {branch!r}")
+        repo.delete_many(branch, paths)
+    else:
+        if not path:
+            raise InvalidURI(f"{a.uri!r} needs a path (or --recursive with a prefix)")
+        repo.delete(branch, path)
+        paths = [path]
+    done(out, {"deleted": paths}, f"Deleted {len(paths)} object(s) on {branch} (staged)")
+    return 0
+
+
+HANDLERS: dict[str, Handler] = {
+    "fs_upload": fs_upload,
+    "fs_cat": fs_cat,
+    "fs_stat": fs_stat,
+    "fs_ls": fs_ls,
+    "fs_rm": fs_rm,
+}
