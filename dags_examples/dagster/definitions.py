@@ -16,6 +16,8 @@ Graveler keeps its SQLite refs and the ``lake`` repository under ``$DAGSTER_HOME
 
 import io
 import json
+import os
+import sys
 from typing import Any
 
 import dagster as dg
@@ -44,6 +46,8 @@ class SparkSessionResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     shuffle_partitions: int = 2
 
     def session(self) -> SparkSession:
+        # Spark's Python workers run the data source: they need this environment's packages.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         return (
             SparkSession.builder.master(self.master)
             .appName("graveler-dagster-example")

@@ -121,6 +121,9 @@ def airflow_cli(
 def init_worker(env: Mapping[str, str]) -> None:
     """Configure Airflow before importing it and build the in-process execution API."""
     os.environ.update(env)
+    # Like a real Airflow worker: no PYSPARK_PYTHON from the Spark tests of this session, so
+    # DAGs that run PySpark must point Spark's Python workers at their interpreter themselves.
+    os.environ.pop("PYSPARK_PYTHON", None)
     for entry in reversed(env["PYTHONPATH"].split(os.pathsep)):
         if entry and entry not in sys.path:
             sys.path.insert(0, entry)
