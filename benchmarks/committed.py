@@ -87,7 +87,8 @@ def measure(
 ) -> dict[str, Any]:
     tag = f"{n}-{settings.min_size}-{settings.max_size}-{settings.raggedness}"
     store = open_object_store((workdir / f"ns-{tag}").as_uri())
-    cache = TieredCache(str(workdir / f"cache-{tag}"), ram_bytes=4 << 30)
+    ram = int(os.environ.get("GRAVELER_CACHE_RAM_BYTES", 4 << 30))  # 10m needs ~8 GiB
+    cache = TieredCache(str(workdir / f"cache-{tag}"), ram_bytes=ram)
     cm = CommittedManager(store, cache, settings)
     out: dict[str, Any] = {"n": n}
 

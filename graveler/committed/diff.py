@@ -37,16 +37,24 @@ class DiffEntry(NamedTuple):
 
 
 def diff_trees(
-    files: TreeFiles, left: Sequence[RangeInfo], right: Sequence[RangeInfo]
+    files: TreeFiles,
+    left: Sequence[RangeInfo],
+    right: Sequence[RangeInfo],
+    left_ids: list[str] | None = None,
+    right_ids: list[str] | None = None,
 ) -> Iterator[DiffEntry]:
-    """Differences turning ``left`` into ``right``."""
+    """Differences turning ``left`` into ``right``. ``left_ids`` / ``right_ids`` are the
+    ranges' IDs in order when the caller has them (a cached metarange keeps them)."""
     lit, rit = TreeIterator(files, left), TreeIterator(files, right)
-    left_ids, right_ids = [r.id for r in left], [r.id for r in right]
+    lids = left_ids if left_ids is not None else [r.id for r in left]
+    rids = right_ids if right_ids is not None else [r.id for r in right]
     while lit.valid and rit.valid:
         lh, rh = lit.header, rit.header
         if lh is not None and rh is not None:
             if lh.id == rh.id:
-                _skip_shared(lit, rit, left_ids, right_ids)
+                run = _shared_run(lids, rids, lit.index, rit.index)
+                lit.skip_ranges(run)
+                rit.skip_ranges(run)
                 continue
             yield from _both_headers(lit, rit, lh, rh)
         elif lh is not None:
@@ -59,17 +67,22 @@ def diff_trees(
     yield from _rest(rit, DiffType.ADDED)
 
 
-def _skip_shared(
-    lit: TreeIterator, rit: TreeIterator, left_ids: list[str], right_ids: list[str]
-) -> None:
-    """Both on headers of the same range: skip the whole run of shared ranges at once,
-    comparing the two ID lists in C rather than stepping header by header."""
-    i, j = lit.index, rit.index
-    run = next(compress(count(), map(ne, left_ids[i:], right_ids[j:])), None)
-    if run is None:
-        run = min(len(left_ids) - i, len(right_ids) - j)
-    lit.skip_ranges(run)
-    rit.skip_ranges(run)
+def _shared_run(a: list[str], b: list[str], i: int, j: int) -> int:
+    """Length of the run of equal range IDs starting at ``a[i] == b[j]``.
+
+    Gallops over list slices compared in C (range IDs are interned, so equal IDs are usually
+    the same object and compare by pointer), then finds the first mismatch inside the last
+    window: the work is proportional to the run, not to the rest of the metarange."""
+    limit = min(len(a) - i, len(b) - j)
+    known, step = 1, 8
+    while known < limit:
+        end = min(limit, known + step)
+        if a[i + known : i + end] == b[j + known : j + end]:
+            known, step = end, step * 2
+            continue
+        window = map(ne, a[i + known : i + end], b[j + known : j + end])
+        return known + next(compress(count(), window))
+    return limit
 
 
 def _both_headers(

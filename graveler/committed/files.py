@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -66,12 +67,13 @@ class RangeData:
 class MetarangeData:
     """A decoded metarange: range descriptors in key order."""
 
-    __slots__ = ("id", "max_keys", "ranges")
+    __slots__ = ("id", "ids", "max_keys", "ranges")
 
     def __init__(self, metarange_id: str, ranges: list[RangeInfo]) -> None:
         self.id = metarange_id
         self.ranges = ranges
         self.max_keys = [r.max_key for r in ranges]
+        self.ids = [r.id for r in ranges]
 
     def range_for(self, key: bytes) -> int:
         """Index of the only range that may hold ``key`` (== len(ranges) when past the end)."""
@@ -137,7 +139,7 @@ class TreeFiles:
         self.cache.put_decoded(
             rid, RangeData(rid, keys, values, records, size), _cost(size, len(keys))
         )
-        return RangeInfo(rid, keys[0], keys[-1], len(keys), size)
+        return RangeInfo(sys.intern(rid), keys[0], keys[-1], len(keys), size)
 
     def write_metarange(self, ranges: Sequence[RangeInfo]) -> str:
         """Write the metarange of ``ranges`` (key order); the empty tree has ID ``""``."""

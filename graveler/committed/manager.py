@@ -122,7 +122,8 @@ class CommittedManager:
         """Differences turning ``left_id`` into ``right_id``, in key order."""
         if left_id == right_id:
             return iter(())
-        return diff_trees(self.files, self.ranges(left_id), self.ranges(right_id))
+        left, right = self.files.metarange(left_id), self.files.metarange(right_id)
+        return diff_trees(self.files, left.ranges, right.ranges, left.ids, right.ids)
 
     def merge(
         self,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import sys
 from operator import add
 from typing import NamedTuple
 
@@ -107,7 +108,7 @@ def decode_range_info(max_key: bytes, raw: bytes) -> RangeInfo:
         raise UnsupportedFormat("metarange entry: unknown layout version")
     try:
         n, pos = _read_uvarint(raw, 1)
-        rid = raw[pos : pos + n].decode("ascii")
+        rid = sys.intern(raw[pos : pos + n].decode("ascii"))  # shared by every tree naming it
         pos += n
         n, pos = _read_uvarint(raw, pos)
         min_key = raw[pos : pos + n]

@@ -62,3 +62,23 @@ def test_diff_of_equal_length_ranges_whose_keys_diverge(manager_factory):
         (DiffType.ADDED, b"cc"),
         (DiffType.CHANGED, b"f"),
     ]
+
+
+@given(
+    common=st.integers(1, 300),
+    tails=st.tuples(st.lists(st.sampled_from("xyz"), max_size=5), st.lists(st.just("w"))),
+    offsets=st.tuples(st.integers(0, 3), st.integers(0, 3)),
+)
+def test_shared_run_is_the_length_of_the_equal_run(common, tails, offsets):
+    """The galloping search agrees with a plain step-by-step count, whether the run ends at a
+    mismatch or at the end of either list (equal IDs need not be the same object)."""
+    from graveler.committed.diff import _shared_run
+
+    run = [f"id-{n}" for n in range(common)]
+    a = ["pre"] * offsets[0] + run + list(tails[0])
+    b = ["other"] * offsets[1] + ["".join(["i", s[1:]]) for s in run] + list(tails[1])
+    i, j = offsets
+    want = 0
+    while i + want < len(a) and j + want < len(b) and a[i + want] == b[j + want]:
+        want += 1
+    assert _shared_run(a, b, i, j) == want
