@@ -29,11 +29,16 @@ class RefExpression:
         return not self.modifiers
 
 
-@lru_cache(maxsize=4096)
 def parse_ref(text: str) -> RefExpression:
-    """Parse a ref expression (pure, so memoised); raises InvalidRef."""
+    """Parse a ref expression; raises InvalidRef (also for a non-string, hashable or not)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidRef("empty ref expression")
+    return _parse(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> RefExpression:
+    """The parse of a non-empty string (pure, so memoised)."""
     cut = min((i for i in (text.find("~"), text.find("^")) if i >= 0), default=len(text))
     base, rest = text[:cut], text[cut:]
     if not base:

@@ -208,9 +208,9 @@ def test_ref_expressions(repo):
     assert r(commits[1].id[:10]).commit.id == commits[1].id
     assert r(commits[1].id[:10] + "~1").commit.id == commits[0].id
     assert r("main~1").branch is None  # modified refs are commits, not branches
-    for bad in ["main~x", "~1", "main^^x", "", "  ", "ma in"]:
+    for bad in ["main~x", "~1", "main^^x", "", "  ", "ma in", None, 7, ["main"], {"a": 1}]:
         with pytest.raises(InvalidRef):
-            r(bad)
+            r(bad)  # unhashable values too: the parse cache must not see them first
     for missing in ["main~5", "main^2", "nope", "deadbeef"]:
         with pytest.raises(RefNotFound):
             r(missing)
