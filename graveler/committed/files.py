@@ -67,13 +67,14 @@ class RangeData:
 class MetarangeData:
     """A decoded metarange: range descriptors in key order."""
 
-    __slots__ = ("id", "ids", "max_keys", "ranges")
+    __slots__ = ("id", "ids", "max_keys", "num_records", "ranges")
 
     def __init__(self, metarange_id: str, ranges: list[RangeInfo]) -> None:
         self.id = metarange_id
         self.ranges = ranges
         self.max_keys = [r.max_key for r in ranges]
         self.ids = [r.id for r in ranges]
+        self.num_records = sum(r.num_records for r in ranges)
 
     def range_for(self, key: bytes) -> int:
         """Index of the only range that may hold ``key`` (== len(ranges) when past the end)."""

@@ -64,8 +64,7 @@ class CommittedManager:
         dicts saves about 1 us per key once the tree no longer fits in CPU caches. Smaller
         batches are grouped by range so each range's index is probed while it is hot."""
         meta = self.files.metarange(metarange_id)
-        total = sum(r.num_records for r in meta.ranges)
-        if total and len(keys) * WHOLE_INDEX_RATIO >= total:
+        if meta.num_records and len(keys) * WHOLE_INDEX_RATIO >= meta.num_records:
             return list(map(self._whole_index(meta).get, keys))
         ranges = meta.ranges
         positions = list(map(partial(bisect_left, meta.max_keys), keys))
