@@ -28,6 +28,7 @@ from dagster import (
 from pydantic import Field
 
 from graveler.errors import InvalidArgument, NotFound, ObjectNotFound
+from graveler.objects import read_verified
 from graveler.repository import Repository
 from graveler_dagster import formats
 from graveler_dagster.resource import GravelerResource
@@ -161,7 +162,7 @@ def _read(repo: Repository, ref: str, path: str, wanted: str | None) -> Any:
             "written in this run nor merged into the target branch"
         ) from exc
     written = entry.metadata.get(formats.FORMAT_KEY, "pickle")
-    return formats.decode(repo.store.get(entry.physical_address), written, wanted)
+    return formats.decode(read_verified(repo.store, entry), written, wanted)
 
 
 def _join(*parts: str) -> str:

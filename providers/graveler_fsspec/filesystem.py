@@ -29,6 +29,7 @@ from fsspec.utils import stringify_path
 from graveler.client import Graveler
 from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument
+from graveler.objects import read_verified
 from graveler.repository import Repository
 from graveler_fsspec import listing
 from graveler_fsspec.errors import PathExists, PathNotFound, ReadOnlyBranch, ReadOnlyRef, translated
@@ -180,9 +181,8 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
         repo, _, entry = self._entry(path)
         begin, stop = _byte_range(entry.size, start, end)
         with translated(path):
-            if begin == 0 and stop == entry.size:
-                data: bytes = repo.store.get(entry.physical_address)
-                return data
+            if begin == 0 and stop == entry.size:  # a whole object is checked against its SHA-256
+                return read_verified(repo.store, entry)
             return repo.store.read_range(entry.physical_address, begin, max(0, stop - begin))
 
     def created(self, path: str) -> Any:

@@ -224,3 +224,28 @@ def test_none_output_stores_nothing(resource: Any, instance: dg.DagsterInstance)
         assert resource.run_branch_name(result.run_id) not in {b.name for b in repo.list_branches()}
     finally:
         resource.close()
+
+
+def test_an_input_whose_bytes_were_damaged_fails_the_run(
+    resource: Any, instance: dg.DagsterInstance
+) -> None:
+    """Inputs are read through the recorded SHA-256: damaged bytes fail the step, they are
+    never handed to the asset."""
+    pieces = graveler_definitions(resource)
+    repo = resource.get_repository()
+    entry = repo.put("main", "orders", ORDERS.to_parquet(), metadata={"dagster/format": "pandas"})
+    repo.commit("main", "orders")
+    data = repo.store.get(entry.physical_address)
+    repo.store.put(entry.physical_address, data[:-1] + bytes([data[-1] ^ 1]))
+    try:
+        result = dg.materialize(
+            [dg.AssetSpec("orders"), summary],
+            instance=instance,
+            resources=pieces["resources"],
+            raise_on_error=False,
+        )
+        assert not result.success
+        failure = result.get_step_failure_events()[0].event_specific_data.error
+        assert "CorruptFile" in failure.cls_name or "CorruptFile" in str(failure)
+    finally:
+        resource.close()

@@ -12,6 +12,7 @@ import pytest
 from graveler_fsspec import GravelerFileSystem, PathNotFound, ReadOnlyBranch, ReadOnlyRef
 
 from graveler.errors import (
+    CorruptFile,
     GravelerError,
     InvalidArgument,
     InvalidURI,
@@ -130,6 +131,13 @@ def test_open_rb_reads_ranges_and_seeks(fs, lake):
     assert fs.cat_file("lake/main/big.bin", 10, 20) == data[10:20]
     assert fs.cat_file("lake/main/big.bin", -5) == data[-5:]
     assert fs.cat_file("lake/main/big.bin", 4, -4) == data[4:-4]
+
+
+def test_a_whole_read_of_damaged_bytes_is_refused(fs, lake):
+    entry = lake.put("main", "data.bin", b"the recorded bytes")
+    lake.store.put(entry.physical_address, b"the damaged bytes!")  # same size, other content
+    with pytest.raises(CorruptFile):
+        fs.cat_file("lake/main/data.bin")
 
 
 def test_a_reader_keeps_the_bytes_it_opened(fs, lake):
