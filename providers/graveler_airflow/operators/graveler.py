@@ -296,9 +296,11 @@ def merge_with_lineage(
 ) -> MergeResult | None:
     """Merge with the run lineage in the merge commit; None when ``source`` is already merged.
 
-    ``before`` is the merge commit's first parent, or for a fast-forward the head read just
-    before merging."""
-    head = repo.branch(dest).commit_id
+    ``before`` is the destination head the merge landed on: a merge commit's first parent, or
+    for a fast-forward (the result is the source commit itself, which may be a merge commit
+    too) the head read just before merging."""
+    head = repo.branch(dest).commit_id if fast_forward else None
+    source_id = repo.resolve(source).commit.id if fast_forward else None
     try:
         commit = repo.merge(
             source,
@@ -312,8 +314,9 @@ def merge_with_lineage(
     except NoChanges as exc:
         log.info("Nothing to merge: %s", exc)
         return None
-    before = commit.parents[0] if len(commit.parents) == 2 else head
-    return MergeResult(before, commit)
+    if head is not None and commit.id == source_id:  # fast-forward: dest now is the source
+        return MergeResult(head, commit)
+    return MergeResult(commit.parents[0], commit)
 
 
 def emit_merge_events(

@@ -1,0 +1,50 @@
+"""merge_with_lineage reports the destination head a merge landed on, also when the merge is a
+fast-forward onto a commit that is itself a merge commit."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from graveler_airflow.operators.graveler import merge_with_lineage
+
+CONTEXT = {
+    "ti": SimpleNamespace(dag_id="d", run_id="r", task_id="t", try_number=1, log_url="http://x")
+}
+
+
+def _merge(repo, source: str, dest: str, fast_forward: bool):
+    return merge_with_lineage(
+        repo,
+        CONTEXT,
+        source=source,
+        dest=dest,
+        strategy=None,
+        message=None,
+        metadata=None,
+        committer="tests",
+        fast_forward=fast_forward,
+    )
+
+
+def test_before_is_the_old_head_for_a_fast_forward_onto_a_merge_commit(repo):
+    main_before = repo.branch("main").commit_id
+    repo.create_branch("feature", "main")
+    repo.create_branch("side", "main")
+    repo.put("side", "a", b"a")
+    repo.commit("side", "a")
+    repo.put("feature", "b", b"b")
+    repo.commit("feature", "b")
+    repo.merge("side", "feature")  # feature's head is now a merge commit
+    merged = _merge(repo, "feature", "main", fast_forward=True)
+    assert merged is not None and merged.commit.id == repo.branch("feature").commit_id
+    assert len(merged.commit.parents) == 2 and merged.before == main_before
+
+
+def test_before_is_the_first_parent_of_a_new_merge_commit(repo):
+    main_before = repo.branch("main").commit_id
+    repo.create_branch("feature", "main")
+    repo.put("feature", "b", b"b")
+    repo.commit("feature", "b")
+    merged = _merge(repo, "feature", "main", fast_forward=False)
+    assert merged is not None and merged.before == main_before
+    assert merged.commit.parents == (main_before, repo.branch("feature").commit_id)
