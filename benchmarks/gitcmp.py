@@ -90,8 +90,13 @@ def graveler_side(ctx: Context) -> dict[str, float]:
         repo.create_branch("gitcmp", lake.commit_id)
         times = []
         for t in range(5):
-            repo.stage_entries("gitcmp", [lake_entry(lake_path((ctx.n * (t + 1)) // 6), t + 1)])
-            times.append(timed(lambda: repo.commit("gitcmp", "one change")))
+
+            def one(t: int = t) -> None:  # stage + commit, as git's side hashes + updates index
+                path = lake_path((ctx.n * (t + 1)) // 6)
+                repo.stage_entries("gitcmp", [lake_entry(path, t + 1)])
+                repo.commit("gitcmp", "one change")
+
+            times.append(timed(one))
         base = repo.resolve("gitcmp").commit.id
         idx = list(range(0, ctx.n, max(1, ctx.n // 10)))[:10]
         head = repo.import_entries("gitcmp", [lake_entry(lake_path(i), 9) for i in idx], "ten").id
