@@ -26,8 +26,8 @@ test: venv postgres
 
 # The long form of tests/stress (the short form runs inside `make test`): 8 writer processes x
 # 250 operations on PostgreSQL, 60 SIGKILLed writers, 30 rounds through the faulty S3 proxy,
-# 400 fuzzed inputs per property. The figures land in stress-report.json (README "Reliability").
-STRESS_REPORT ?= stress-report.json
+# 400 fuzzed inputs per property. The figures land in docs/benchmarks/stress-report.json (README "Reliability").
+STRESS_REPORT ?= docs/benchmarks/stress-report.json
 stress: venv postgres
 	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' GRAVELER_STRESS=long \
 	GRAVELER_STRESS_REPORT='$(STRESS_REPORT)' \

@@ -236,7 +236,7 @@ def _print(row: dict[str, Any]) -> None:
         ("data source write", "graveler_write", "plain_write", "write_ratio"),
         ("  + commit_message", "graveler_write_commit", "plain_write", "write_commit_ratio"),
         ("data source read ", "graveler_read", "plain_read", "read_ratio"),
-        ("write_native     ", "native_write", "plain_write", "native_write_ratio"),
+        ("write_native + commit", "native_write", "plain_write", "native_write_ratio"),
         ("read_native      ", "native_read", "plain_read", "native_read_ratio"),
     ]
     print()

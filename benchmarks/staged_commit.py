@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -19,6 +18,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from tests.fsspec.bigwrite import peak_rss_mib
 
 LAKEFS_500K_SECONDS = 167.0
 
@@ -36,16 +37,6 @@ def entries(n: int) -> Iterator[Any]:
             checksum=digest,
             mtime=now,
         )
-
-
-def peak_rss_mib() -> float:
-    """This process's own peak RSS (VmHWM). ru_maxrss would also count the memory the process
-    had before exec (the forked parent's pages), inflating the figure."""
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def child(n: int, database_url: str | None, workdir: str) -> dict[str, Any]:

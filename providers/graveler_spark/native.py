@@ -107,7 +107,7 @@ def _write_and_stage(
     """Run ``write`` into a fresh scratch directory and stage what it produced; on any
     failure remove the directory, so nothing is left and nothing is staged."""
     scratch = scratch_prefix(new_job_id()).rstrip("/")
-    directory = _scratch_directory(repo.store, scratch, target.uri)
+    directory = _local_path(repo.store, scratch, target.uri)
     try:
         write(directory)
         entries = [
@@ -173,10 +173,6 @@ def _remove_markers(directory: str) -> None:
             path = os.path.join(root, name)
             if not os.listdir(path):
                 os.rmdir(path)
-
-
-def _scratch_directory(store: ObjectStore, key: str, uri: str) -> str:
-    return _local_path(store, key, uri)
 
 
 def _local_path(store: ObjectStore, key: str, uri: str) -> str:
