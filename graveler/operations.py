@@ -92,9 +92,8 @@ def commit(
     if not isinstance(message, str) or not message.strip():
         raise InvalidArgument("a commit needs a non-empty message (-m MESSAGE)")
     validate.text(message, "commit message")
-    meta = _string_map(metadata)
-    if committer is not None:
-        validate.text(committer, "committer")
+    meta = validate.metadata(metadata)
+    who = _committer(committer)
     current = repo.refs.get_branch(repo.name, branch)
     if current.protected:
         raise ProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
@@ -104,7 +103,6 @@ def commit(
     if nothing_staged and not allow_empty:
         raise NoChanges(f"branch {branch!r} has no uncommitted changes")
     update_branch(repo, branch, lambda b: _seal(repo.name, b))
-    who = committer or default_committer()
     return retry_moved(
         lambda: _commit_sealed(repo, branch, message, meta, who, allow_empty), f"commit {branch!r}"
     )
@@ -150,10 +148,11 @@ def import_entries(
     The tree is built once over the head read at the start (``entries`` is consumed once). If
     the branch moves meanwhile, the import is three-way merged into the new head (base: the old
     head; imported entries win), so nothing committed concurrently is lost."""
-    if not message or not message.strip():
+    if not message or not isinstance(message, str) or not message.strip():
         raise InvalidArgument("an import needs a non-empty message")
-    meta = _string_map(metadata)
-    who = committer or default_committer()
+    validate.text(message, "commit message")
+    meta = validate.metadata(metadata)
+    who = _committer(committer)
     start = repo.refs.get_branch(repo.name, branch)
     if start.protected:
         raise ProtectedBranch(f"branch {branch!r} is protected: import on another branch")
@@ -201,16 +200,14 @@ def merge(
 ) -> Commit:
     """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's new head."""
     strat = MergeStrategy.parse(strategy)
-    meta = _string_map(metadata)
+    meta = validate.metadata(metadata)
     if message is not None:
         validate.text(message, "merge message")
-    if committer is not None:
-        validate.text(committer, "committer")
+    who = _committer(committer)
     src = repo.resolve(source).commit
     if strat is not MergeStrategy.NONE:
         meta[MERGE_STRATEGY_KEY] = strat.value
     text = message or f"Merge '{source}' into '{dest}'"
-    who = committer or default_committer()
 
     def attempt() -> Commit:
         b = _clean_branch(repo, dest, "merge into")
@@ -249,7 +246,7 @@ def revert(
     if not 0 <= index < len(target.parents):
         raise InvalidArgument(f"{ref!r} has no parent number {parent_number}")
     parent = repo.get_commit(target.parents[index])
-    who = committer or default_committer()
+    who = _committer(committer)
 
     def attempt() -> Commit:
         b = _clean_branch(repo, branch, "revert on")
@@ -345,13 +342,8 @@ def diff_uncommitted(repo: Repository, branch: str) -> Iterator[Difference]:
             yield Difference(ChangeType.CHANGED, path, left, right)
 
 
-def _string_map(values: Mapping[str, str] | None) -> dict[str, str]:
-    if values is not None and not isinstance(values, Mapping):
-        raise InvalidArgument(f"commit metadata must be a mapping, got {values!r:.60}")
-    out = dict(values or {})
-    for k, v in out.items():
-        if not isinstance(k, str) or not isinstance(v, str) or not k:
-            raise InvalidArgument(f"commit metadata must map strings to strings: {k!r}={v!r}")
-        validate.text(k, "commit metadata key")
-        validate.text(v, f"commit metadata {k!r:.40}")
-    return out
+def _committer(committer: str | None) -> str:
+    """The given committer (checked like any user text), or the default one."""
+    if committer is not None:
+        validate.text(committer, "committer")
+    return committer or default_committer()

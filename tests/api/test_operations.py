@@ -236,3 +236,19 @@ def test_stat_many_on_commits_and_branches(repo):
     assert [e.path if e else None for e in got] == ["a", None, "c"]
     got = repo.stat_many("main", ["a", "b", "d", "zz"])
     assert [e.path if e else None for e in got] == [None, "b", "d", None]
+
+
+def test_imports_and_reverts_check_their_text_like_commits(repo):
+    head = repo.branch("main").commit_id
+    entries = _entries(repo, ["t/1"])
+    for bad in [{"committer": "a\x00b"}, {"message": "m\x00"}, {"message": 7}]:
+        args = {"message": "import", **bad}
+        with pytest.raises(InvalidArgument):
+            repo.import_entries(
+                "main", iter(entries), args["message"], committer=args.get("committer")
+            )
+    assert repo.branch("main").commit_id == head
+    c = repo.import_entries("main", iter(entries), "import")
+    with pytest.raises(InvalidArgument):
+        repo.revert("main", c.id, committer="x\x00")
+    assert repo.branch("main").commit_id == c.id
