@@ -38,7 +38,7 @@ from airflow.sdk import AssetAlias, TaskGroup, TriggerRule, XComArg
 
 from graveler.committed.merge import MergeStrategy
 from graveler.errors import AlreadyExists, BranchNotFound, MergeConflict, NoChanges
-from graveler_airflow.assets.graveler import DEFAULT_LIMIT
+from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
 from graveler_airflow.hooks.graveler import GravelerHook
 from graveler_airflow.lineage import with_run_metadata
 from graveler_airflow.operators.graveler import (
@@ -123,6 +123,8 @@ class MergeRunBranchOperator(_RunBranchOperator):
     def run(self, repo: Repository, context: Context) -> str:
         name = _branch_of(context, self.branch_prefix)
         ti = context["ti"]
+        if self.asset_alias is not None:  # a branch no asset URI can name fails before merging
+            asset_uri(repo.name, self.into)
         self._commit(repo, name, context)
         try:
             merged = merge_with_lineage(

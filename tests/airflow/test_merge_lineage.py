@@ -48,3 +48,28 @@ def test_before_is_the_first_parent_of_a_new_merge_commit(repo):
     merged = _merge(repo, "feature", "main", fast_forward=False)
     assert merged is not None and merged.before == main_before
     assert merged.commit.parents == (main_before, repo.branch("feature").commit_id)
+
+
+def test_a_branch_no_asset_uri_can_name_fails_before_the_merge(repo):
+    """Asset events name the destination as graveler://repo/branch: a branch with '/' cannot
+    be named, and the operator must refuse before merging, not after committing the merge."""
+    import pytest
+    from graveler_airflow.operators.graveler import GravelerMergeOperator
+
+    from graveler.errors import InvalidURI
+
+    repo.create_branch("team/main", "main")
+    repo.create_branch("feature", "main")
+    repo.put("feature", "b", b"b")
+    repo.commit("feature", "b")
+    before = repo.branch("team/main").commit_id
+    op = GravelerMergeOperator(
+        task_id="merge",
+        repository=repo.name,
+        source_ref="feature",
+        destination_branch="team/main",
+        emit_asset_events=True,
+    )
+    with pytest.raises(InvalidURI):
+        op.run(repo, CONTEXT)
+    assert repo.branch("team/main").commit_id == before

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import AssetAlias, BaseOperator
 
 from graveler.errors import AlreadyExists, BranchNotFound, NoChanges
-from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_from_uri, merge_changes
+from graveler_airflow.assets.graveler import (
+    DEFAULT_LIMIT,
+    asset_from_uri,
+    asset_uri,
+    merge_changes,
+)
 from graveler_airflow.hooks.graveler import GravelerHook
 from graveler_airflow.lineage import with_run_metadata
 
@@ -183,6 +188,8 @@ class GravelerMergeOperator(GravelerBaseOperator):
         self.max_asset_events = max_asset_events
 
     def run(self, repo: Repository, context: Context) -> str:
+        if self.emit_asset_events:  # a branch no asset URI can name fails before the merge
+            asset_uri(repo.name, self.destination_branch)
         merged = merge_with_lineage(
             repo,
             context,
