@@ -37,9 +37,10 @@ test-fast: venv
 	$(PY) -m pytest -q -x -p no:cacheprovider -m 'not slow'
 
 lint: venv
-	$(PY) -m ruff check graveler tests benchmarks providers/graveler_airflow dags_examples
+	$(PY) -m ruff check graveler tests benchmarks providers dags_examples
 	$(PY) -m mypy
-	$(PY) -m mypy --ignore-missing-imports providers/graveler_airflow
+	$(PY) -m mypy --ignore-missing-imports providers/graveler_airflow providers/graveler_dagster \
+		providers/graveler_spark providers/graveler_fsspec providers/pyspark_graveler
 
 # The example Airflow DAG (dags_examples/airflow), run end to end by Airflow under ./.demo.
 demo: venv

@@ -51,12 +51,12 @@ if TYPE_CHECKING:
 
 
 class EntryAttributes(TypedDict, total=False):
-    """Optional attributes of a linked object (computed or defaulted when absent)."""
+    """Optional attributes of a linked object (computed or defaulted when absent or None)."""
 
-    checksum: str
-    size: int
-    content_type: str
-    metadata: Mapping[str, str]
+    checksum: str | None
+    size: int | None
+    content_type: str | None
+    metadata: Mapping[str, str] | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,6 +117,7 @@ class ParquetSink:
         self.store: ObjectStore = store_for(job.namespace, job.connection.store_options)
         self.done: list[WrittenFile] = []
         self._open: _OpenFile | None = None
+        self._dictionary: list[str] | None = None  # chosen on the task's first batch
 
     def write(self, batch: pa.RecordBatch) -> None:
         limit = self.job.max_records_per_file
@@ -164,10 +165,16 @@ class ParquetSink:
             local,
             first.schema,
             compression=self.job.compression,
-            use_dictionary=dictionary_columns(first),
+            use_dictionary=self._dictionary_columns(first),
         )
         self._open = _OpenFile(self.job.target.key(name), address, local, writer)
         return self._open
+
+    def _dictionary_columns(self, first: pa.RecordBatch) -> list[str]:
+        """The same choice for every file of the task (judged once, on its first batch)."""
+        if self._dictionary is None:
+            self._dictionary = dictionary_columns(first)
+        return self._dictionary
 
     def _finish(self) -> None:
         current = self._open
