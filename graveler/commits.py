@@ -62,6 +62,22 @@ def make_commit(
     )
 
 
+def commit_problem(c: Commit, parents: Sequence[Commit] | None) -> str | None:
+    """Why ``c`` is not the commit :func:`make_commit` would build from its own content (its ID
+    is not that content's hash, or its generation is not one past its parents'), or None.
+    ``parents`` are its parent commits, or None when not all are known (generation unchecked)."""
+    actual = commit_id(
+        c.parents, c.metarange_id, c.message, c.committer, c.creation_date, c.metadata
+    )
+    if actual != c.id:
+        return f"its content hashes to {actual}"
+    if parents is not None:
+        expected = max((p.generation for p in parents), default=0) + 1
+        if c.generation != expected:
+            return f"generation {c.generation}, expected {expected}"
+    return None
+
+
 def first_parent_log(get: GetCommit, start: Commit, amount: int | None = None) -> Iterator[Commit]:
     """The commit and its first-parent ancestors, newest first."""
     commit: Commit | None = start

@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graveler import entry as entries
-from graveler.commits import commit_id
+from graveler.commits import commit_problem
 from graveler.committed.files import (
     TREE_PREFIX,
     MetarangeData,
@@ -43,6 +42,7 @@ from graveler.committed.files import (
 )
 from graveler.committed.record import RangeInfo
 from graveler.errors import CorruptFile, ObjectNotFound
+from graveler.gc.mark import tree_file_id
 from graveler.model import EMPTY_METARANGE_ID, Commit
 from graveler.objectstore.local import TMP_PREFIX, LocalObjectStore
 from graveler.staging import branch_tokens
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from graveler.repository import Repository
 
 T = TypeVar("T")
-_FILE_ID = re.compile(r"^[0-9a-f]{64}$")
 _HASH_CHUNK = 1 << 20
 
 
@@ -168,18 +167,10 @@ class _Checker:
         return reachable
 
     def _check_commit(self, c: Commit, known: dict[str, Commit]) -> None:
-        actual = commit_id(
-            c.parents, c.metarange_id, c.message, c.committer, c.creation_date, c.metadata
-        )
-        if actual != c.id:
-            self.problem(ProblemKind.BAD_COMMIT, c.id, f"its content hashes to {actual}")
         parents = [known[p] for p in c.parents if p in known]
-        if len(parents) == len(c.parents):
-            expected = max((p.generation for p in parents), default=0) + 1
-            if c.generation != expected:
-                self.problem(
-                    ProblemKind.BAD_COMMIT, c.id, f"generation {c.generation}, expected {expected}"
-                )
+        problem = commit_problem(c, parents if len(parents) == len(c.parents) else None)
+        if problem:
+            self.problem(ProblemKind.BAD_COMMIT, c.id, problem)
 
     # --- trees -------------------------------------------------------------------------------
 
@@ -255,8 +246,8 @@ class _Checker:
             present[info.key] = info.size
         for key in present:
             if key.startswith(TREE_PREFIX):
-                name = key[len(TREE_PREFIX) :]
-                if _FILE_ID.match(name) and name not in self.tree_files:
+                name = tree_file_id(key)  # other names under _graveler/ are not tree files
+                if name is not None and name not in self.tree_files:
                     self.report.dangling_tree_files.append(name)
             elif key not in self.references:
                 self.report.dangling_objects.append(key)

@@ -34,12 +34,8 @@ def metarange_range_ids(store: ObjectStore, metarange_id: str) -> list[str]:
 def range_addresses(store: ObjectStore, range_id: str) -> list[str]:
     """Physical addresses (relative to the namespace) of every entry in one range."""
     data = _tree_file(store, range_id)
-    return [entry_address(rec.key, rec.value) for rec in decode_range_file(range_id, data).records]
-
-
-def entry_address(key: bytes, value: bytes) -> str:
-    """The physical address inside an encoded object entry (see :mod:`graveler.entry`)."""
-    return physical_address_of(key, value)
+    records = decode_range_file(range_id, data).records
+    return [physical_address_of(rec.key, rec.value) for rec in records]
 
 
 def staged_addresses(staging: StagingStore, tokens: Iterable[str]) -> set[str]:
@@ -48,7 +44,7 @@ def staged_addresses(staging: StagingStore, tokens: Iterable[str]) -> set[str]:
     for token in tokens:
         for entry in staging.iter_staged(token):
             if entry.value is not None:
-                found.add(entry_address(entry.key, entry.value))
+                found.add(physical_address_of(entry.key, entry.value))
     return found
 
 
