@@ -57,6 +57,7 @@ class EntryAttributes(TypedDict, total=False):
     size: int | None
     content_type: str | None
     metadata: Mapping[str, str] | None
+    mtime: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,13 +242,17 @@ class Repository:
     def make_linked_entry(
         self, path: str, physical_address: str, **attrs: Unpack[EntryAttributes]
     ) -> ObjectEntry:
-        """The entry for an existing object inside the namespace. Size and checksum are read
-        from the store when not given (the checksum by streaming the object once)."""
-        checksum, size = attrs.get("checksum"), attrs.get("size")
+        """The entry for an existing object inside the namespace. Size, mtime and checksum are
+        read from the store when not given (the checksum by streaming the object once); a
+        writer that just stored the object passes all three and the store is not asked."""
+        checksum, size, mtime = attrs.get("checksum"), attrs.get("size"), attrs.get("mtime")
         content_type, metadata = attrs.get("content_type"), attrs.get("metadata")
         validate.object_key(path)
         address = normalize_address(self.info.storage_namespace, physical_address)
-        info = self.store.stat(address)
+        if size is None or mtime is None:
+            info = self.store.stat(address)
+            size = info.size if size is None else size
+            mtime = info.mtime if mtime is None else mtime
         if checksum is None:
             with self.store.open(address) as fh:
                 reader = HashingReader(fh)
@@ -257,9 +262,9 @@ class Repository:
         return ObjectEntry(
             path=path,
             physical_address=address,
-            size=info.size if size is None else size,
+            size=size,
             checksum=checksum,
-            mtime=info.mtime,
+            mtime=mtime,
             content_type=content_type or _guess_type(path),
             metadata=validate.metadata(metadata),
         )

@@ -101,8 +101,8 @@ class GravelerWriteFile(AbstractBufferedFile):  # type: ignore[misc]
 
     def _store_whole(self, data: bytes) -> UploadResult:
         reader = HashingReader(data)
-        self.repo.store.put(self._address, reader)  # type: ignore[arg-type]
-        return UploadResult(reader.size, reader.hexdigest())
+        info = self.repo.store.put(self._address, reader)  # type: ignore[arg-type]
+        return UploadResult(reader.size, reader.hexdigest(), info.mtime)
 
     def _finish(self, result: UploadResult) -> None:
         """Describe the stored bytes and, with autocommit, stage them; on failure the stored
@@ -114,6 +114,7 @@ class GravelerWriteFile(AbstractBufferedFile):  # type: ignore[misc]
                 self._address,
                 checksum=result.checksum,
                 size=result.size,
+                mtime=result.mtime,
                 content_type=self._content_type,
                 metadata=self._metadata,
             )

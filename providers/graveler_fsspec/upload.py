@@ -18,9 +18,10 @@ import contextlib
 import queue
 import threading
 from dataclasses import dataclass
+from datetime import datetime
 
 from graveler.objects import HashingReader
-from graveler.objectstore.port import ObjectStore
+from graveler.objectstore.port import ObjectInfo, ObjectStore
 
 _EOF = b""
 _POLL_SECONDS = 0.05
@@ -63,6 +64,7 @@ class _BlockPipe:
 class UploadResult:
     size: int
     checksum: str  # hex sha256 of the bytes stored
+    mtime: datetime  # as the store reported it
 
 
 class StreamedUpload:
@@ -73,6 +75,7 @@ class StreamedUpload:
         self._pipe = _BlockPipe(max_blocks)
         self._reader = HashingReader(self._pipe)  # type: ignore[arg-type]
         self._error: BaseException | None = None
+        self._info: ObjectInfo | None = None
         self._thread = threading.Thread(
             target=self._run, args=(store,), name=f"graveler-upload-{address}", daemon=True
         )
@@ -80,7 +83,7 @@ class StreamedUpload:
 
     def _run(self, store: ObjectStore) -> None:
         try:
-            store.put(self.address, self._reader)  # type: ignore[arg-type]
+            self._info = store.put(self.address, self._reader)  # type: ignore[arg-type]
         except BaseException as exc:  # handed to the writer in finish()/send()
             self._error = exc
 
@@ -96,7 +99,8 @@ class StreamedUpload:
         self._thread.join()
         if self._error is not None:
             raise self._error
-        return UploadResult(self._reader.size, self._reader.hexdigest())
+        assert self._info is not None
+        return UploadResult(self._reader.size, self._reader.hexdigest(), self._info.mtime)
 
     def abort(self) -> None:
         """Make the store abandon the object and wait for the thread to stop."""

@@ -4,8 +4,10 @@ expressions, read-only refs, copies, deletes, and listings that never go stale."
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import fsspec
 import pytest
@@ -96,6 +98,7 @@ class CountingStore:
         self.inner = inner
         self.ranges: list[tuple[int, int]] = []
         self.whole_reads = 0
+        self.stats = 0
 
     def read_range(self, key, offset, length):
         self.ranges.append((offset, length))
@@ -108,6 +111,10 @@ class CountingStore:
     def open(self, key):
         self.whole_reads += 1
         return self.inner.open(key)
+
+    def stat(self, key):
+        self.stats += 1
+        return self.inner.stat(key)
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
@@ -175,8 +182,21 @@ def test_open_wb_streams_blocks_and_stages_on_close(fs, lake):
     body = b"".join(parts)
     entry = lake.stat("main", "s.bin")
     assert entry.size == len(body) and entry.checksum == hashlib.sha256(body).hexdigest()
+    assert entry.mtime == datetime.fromtimestamp(
+        os.stat(lake.store.local_path(entry.physical_address)).st_mtime, UTC
+    )
     assert entry.metadata == {"k": "v"} and lake.get("main", "s.bin") == body
     assert [d.path for d in lake.diff_uncommitted("main")] == ["s.bin"]
+
+
+def test_writes_describe_their_object_without_asking_the_store_again(fs, lake):
+    counting = CountingStore(lake.store)
+    fs.repository("lake").store = counting
+    fs.pipe("lake/main/small", b"x" * 10)  # stored whole on close
+    with fs.open("lake/main/big", "wb", block_size=64 << 10) as f:  # streamed in blocks
+        f.write(b"y" * (300 << 10))
+    assert counting.stats == 0  # an S3 HEAD per write before
+    assert lake.get("main", "small") == b"x" * 10 and len(lake.get("main", "big")) == 300 << 10
 
 
 def test_a_failing_with_block_discards_the_upload(fs, lake):
