@@ -27,6 +27,7 @@ from dagster import (
 )
 from pydantic import Field
 
+from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument, NotFound, ObjectNotFound
 from graveler.objects import read_verified
 from graveler.repository import Repository
@@ -36,7 +37,7 @@ from graveler_dagster.runs import (
     RUN_ID_KEY,
     commit_staged,
     ensure_run_branch,
-    read_ref,
+    read_source,
     run_lineage,
 )
 
@@ -123,7 +124,7 @@ class GravelerIOManager(ConfigurableIOManager):
             asset_key = upstream.asset_key
         elif upstream is not None:
             path = _join(OPS_PREFIX, *upstream.get_identifier())
-            return _read(repo, gv.run_branch_name(lineage[0]), path, wanted)
+            return _read(repo, gv.run_branch_name(lineage[0]), None, path, wanted)
         else:
             raise InvalidArgument("GravelerIOManager cannot load an input with no upstream")
         return self._load_asset(context, repo, self._asset_path(asset_key.path), lineage, wanted)
@@ -140,11 +141,11 @@ class GravelerIOManager(ConfigurableIOManager):
         (or a partitioned asset feeds an unpartitioned one)."""
         gv = self.graveler
         if not context.has_asset_partitions:
-            return _read(repo, read_ref(gv, repo, base, lineage), base, wanted)
+            return _read(repo, *read_source(gv, repo, base, lineage), base, wanted)
         values = {}
         for partition in context.asset_partition_keys:
             path = _join(base, partition)
-            values[partition] = _read(repo, read_ref(gv, repo, path, lineage), path, wanted)
+            values[partition] = _read(repo, *read_source(gv, repo, path, lineage), path, wanted)
         if context.has_partition_key and len(values) == 1:
             return next(iter(values.values()))
         return values
@@ -153,9 +154,12 @@ class GravelerIOManager(ConfigurableIOManager):
         return _join(self.prefix, *parts)
 
 
-def _read(repo: Repository, ref: str, path: str, wanted: str | None) -> Any:
+def _read(
+    repo: Repository, ref: str, entry: ObjectEntry | None, path: str, wanted: str | None
+) -> Any:
+    """The value at ``path`` on ``ref`` (``entry`` when already looked up there)."""
     try:
-        entry = repo.stat(ref, path)
+        entry = entry or repo.stat(ref, path)
     except NotFound as exc:
         raise ObjectNotFound(
             f"graveler://{repo.name}/{ref}/{path} does not exist: the asset was neither "

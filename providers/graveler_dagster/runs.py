@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from dagster import AssetExecutionContext, DagsterInstance, DagsterRun, OpExecutionContext
 
+from graveler.entry import ObjectEntry
 from graveler.errors import AlreadyExists, BranchNotFound, NoChanges, NotFound
 from graveler.model import Commit
 from graveler.repository import Repository
@@ -101,12 +102,22 @@ def _first_existing(repo: Repository, branches: Sequence[str]) -> str | None:
 def read_ref(gv: GravelerResource, repo: Repository, path: str, lineage: Sequence[str]) -> str:
     """Where to read ``path`` from: the run branch if an object there was written by a run of
     ``lineage``, else the target branch."""
+    return read_source(gv, repo, path, lineage)[0]
+
+
+def read_source(
+    gv: GravelerResource, repo: Repository, path: str, lineage: Sequence[str]
+) -> tuple[str, ObjectEntry | None]:
+    """:func:`read_ref` and, when that is the run branch, the entry already looked up there
+    (None for the target branch, which the caller still has to look up)."""
     branch = gv.run_branch_name(lineage[0])
     try:
         entry = repo.stat(branch, path)
     except NotFound:
-        return gv.target(repo)
-    return branch if entry.metadata.get(RUN_ID_KEY) in lineage else gv.target(repo)
+        return gv.target(repo), None
+    if entry.metadata.get(RUN_ID_KEY) in lineage:
+        return branch, entry
+    return gv.target(repo), None
 
 
 def read_ref_for_prefix(

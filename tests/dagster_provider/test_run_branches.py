@@ -249,3 +249,32 @@ def test_an_input_whose_bytes_were_damaged_fails_the_run(
         assert "CorruptFile" in failure.cls_name or "CorruptFile" in str(failure)
     finally:
         resource.close()
+
+
+def test_op_outputs_travel_through_the_run_branch(
+    resource: Any, instance: dg.DagsterInstance
+) -> None:
+    """Outputs of plain ops (no asset key) are stored on the run branch and read back by the
+    next op."""
+    pieces = graveler_definitions(resource)
+
+    @dg.op
+    def produce() -> dict[str, int]:
+        return {"n": 3}
+
+    @dg.op
+    def consume(value: dict[str, int]) -> int:
+        return value["n"] * 2
+
+    @dg.job
+    def pipeline() -> None:
+        consume(produce())
+
+    try:
+        result = pipeline.execute_in_process(instance=instance, resources=pieces["resources"])
+        assert result.success and result.output_for_node("consume") == 6
+        branch = resource.run_branch_name(result.run_id)
+        stored = [e.path for e in resource.get_repository().iter_objects(branch, "_dagster/")]
+        assert any(p.endswith("produce/result") for p in stored), stored
+    finally:
+        resource.close()
