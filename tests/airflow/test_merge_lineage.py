@@ -73,3 +73,23 @@ def test_a_branch_no_asset_uri_can_name_fails_before_the_merge(repo):
     with pytest.raises(InvalidURI):
         op.run(repo, CONTEXT)
     assert repo.branch("team/main").commit_id == before
+
+
+def test_tag_operator_accepts_its_own_tag_on_retry_only(repo):
+    import pytest
+    from graveler_airflow.operators.graveler import GravelerTagOperator
+
+    from graveler.errors import AlreadyExists
+
+    def tag(ref: str):
+        op = GravelerTagOperator(
+            task_id="t", repository=repo.name, tag="v1", ref=ref, exist_ok=True
+        )
+        return op.run(repo, CONTEXT)
+
+    first = tag("main")
+    assert tag("main") == first  # a retry finds its own tag
+    repo.put("main", "x", b"x")
+    repo.commit("main", "moves on")
+    with pytest.raises(AlreadyExists):
+        tag("main")  # the tag names another commit

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import AssetAlias, BaseOperator
 
-from graveler.errors import AlreadyExists, BranchNotFound, NoChanges
+from graveler.errors import AlreadyExists, BranchNotFound, NoChanges, TagNotFound
 from graveler_airflow.assets.graveler import (
     DEFAULT_LIMIT,
     asset_from_uri,
@@ -345,4 +345,7 @@ def emit_merge_events(
 
 
 def _tag_commit(repo: Repository, tag: str) -> str | None:
-    return {t.name: t.commit_id for t in repo.list_tags()}.get(tag)
+    try:
+        return repo.refs.get_tag(repo.name, tag).commit_id
+    except TagNotFound:
+        return None
