@@ -1,5 +1,6 @@
-"""merge_with_lineage reports the destination head a merge landed on, also when the merge is a
-fast-forward onto a commit that is itself a merge commit."""
+"""Operators' ``run`` on a real repository, without a DAG run: the head a merge landed on
+(also for a fast-forward onto a merge commit), asset URIs checked before merging, and tag
+retries."""
 
 from __future__ import annotations
 
