@@ -73,7 +73,6 @@ class Lake:
     n: int
     home: Path
     database_url: str
-    namespace: str
     commit_id: str
 
     def client(self, home: Path | None = None) -> Graveler:
@@ -88,7 +87,6 @@ class Context:
     n: int
     workdir: Path
     postgres_url: str | None = None
-    results: dict[str, Any] = field(default_factory=dict)
     _lakes: dict[int, Lake] = field(default_factory=dict)
 
     def lake(self, n: int) -> Lake:
@@ -113,7 +111,7 @@ def build_lake(n: int, home: Path) -> Lake:
     with Graveler(home=home, database_url=url) as gv:
         repo = gv.create_repository("lake", (home / "ns").as_uri())
         commit = repo.import_entries("main", lake_entries(n), f"import {n} files")
-    return Lake(n, home, url, (home / "ns").as_uri(), commit.id)
+    return Lake(n, home, url, commit.id)
 
 
 def env_postgres_url() -> str | None:

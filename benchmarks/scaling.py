@@ -22,7 +22,7 @@ def point(ctx: Context, n: int) -> dict[str, float]:
     with lake.client(ctx.fresh_dir(f"scaling-{n}")) as gv:
         repo = gv.repository("lake")
         repo.create_branch("scale", lake.commit_id)
-        commit_s = commit_one(repo, "scale", n, trials=TRIALS)["seconds"]
+        commit_s = commit_one(repo, "scale", n, trials=TRIALS, file_stats=False)["seconds"]
         diffs = []
         for version in range(3, 3 + TRIALS):  # a new random set of 10 keys each time
             repo.create_branch(f"scale-diff-{version}", lake.commit_id)

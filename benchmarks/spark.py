@@ -29,10 +29,11 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from benchmarks.lake import timed
 
 ROUNDS = 7
 TARGET_RATIO = 1.3
@@ -119,12 +120,6 @@ def _floor_source() -> type:
     return FloorSource
 
 
-def _timed(fn: Callable[[], object]) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
 def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable[[], None]]:
     """The timed operations over one repository and one plain directory."""
     from graveler_spark import read_native, write_native
@@ -197,7 +192,7 @@ def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
         times: dict[str, list[float]] = {name: [] for name in ops}
         for _ in range(ROUNDS):
             for name, fn in ops.items():
-                times[name].append(_timed(fn))
+                times[name].append(timed(fn))
     med = {name: statistics.median(ts) for name, ts in times.items()}
     return {
         "n": n,
