@@ -17,6 +17,10 @@ import pytest
 
 from graveler.client import Graveler
 from graveler.repository import Repository
+from tests.objectstore.conftest import aws_env, moto_endpoint, s3_bucket, s3_client
+
+# The object store suite's loopback moto server, for the S3 data source test.
+__all__ = ["aws_env", "moto_endpoint", "s3_bucket", "s3_client"]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,44 +4,29 @@ upload with ``put`` and read Parquet through ranged GETs; store options travel a
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 
-import boto3
 import pytest
 from graveler_spark import collect_garbage_spark, write_native
-from moto.server import ThreadedMotoServer
 from pyspark.sql import functions as F
 
 from graveler.client import Graveler
 from graveler.gc import RetentionRules, collect_garbage
 
 
-@pytest.fixture(scope="module")
-def s3_options() -> Iterator[dict[str, str]]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    options = {
-        "endpoint_url": f"http://{host}:{port}",
+@pytest.fixture
+def s3_options(moto_endpoint: str, aws_env: None) -> dict[str, str]:
+    """Store options for the shared loopback moto server (executors get them explicitly)."""
+    return {
+        "endpoint_url": moto_endpoint,
         "region": "us-east-1",
         "access_key_id": "testing",
         "secret_access_key": "testing",
     }
-    yield options
-    server.stop()
 
 
-def test_write_read_and_collect_on_s3(spark, tmp_path, s3_options) -> None:
-    bucket = f"lake-{uuid.uuid4().hex[:8]}"
-    boto3.client(
-        "s3",
-        endpoint_url=s3_options["endpoint_url"],
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    ).create_bucket(Bucket=bucket)
+def test_write_read_and_collect_on_s3(spark, tmp_path, s3_options, s3_bucket) -> None:
+    bucket = s3_bucket
     with Graveler(tmp_path / "home", store_options=s3_options) as gv:
         repo = gv.create_repository("lake", f"s3://{bucket}/ns")
         opts = {"home": str(gv.home), "database_url": gv.database_url}
