@@ -1,16 +1,16 @@
 """The entry point: :class:`Graveler` opens the metadata database, the shared tree cache and
 object stores, and hands out :class:`Repository` handles.
 
-Configuration (arguments win over environment):
+Configuration (arguments win over a :class:`~graveler.config.ClientSettings`, which wins over
+the environment; every key is described in :mod:`graveler.config`):
 
-* ``home`` / ``GRAVELER_HOME`` (default ``./.graveler``): the SQLite database, the cache and
-  default local storage namespaces live here.
-* ``database_url`` / ``GRAVELER_DATABASE_URL``: any SQLAlchemy URL (``sqlite:///...``,
-  ``postgresql+psycopg://...``); default ``sqlite:///<home>/graveler.db``.
-* ``GRAVELER_CACHE_RAM_BYTES``, ``GRAVELER_CACHE_DISK_BYTES``: tree cache budgets.
-* S3 settings are passed to :func:`graveler.objectstore.open_object_store` for ``s3://``
-  namespaces via ``store_options`` (endpoint_url, region, credentials) or the usual AWS
-  environment (``GRAVELER_S3_ENDPOINT_URL``, ``AWS_*``).
+* ``home`` (default ``./.graveler``): the SQLite database, the cache and default local storage
+  namespaces live here.
+* ``database_url``: any SQLAlchemy URL (``sqlite:///...``, ``postgresql+psycopg://...``);
+  default ``sqlite:///<home>/graveler.db``.
+* ``cache_ram_bytes``, ``cache_disk_bytes``: tree cache budgets.
+* ``store_options``: S3 options (endpoint_url, region, credentials, ...) for ``s3://``
+  namespaces; boto3's own credential chain applies where none are given.
 """
 
 from __future__ import annotations
@@ -25,14 +25,17 @@ from typing import Any
 from graveler import validate
 from graveler.commits import make_commit
 from graveler.committed.cache import DEFAULT_DISK_BYTES, DEFAULT_RAM_BYTES, TieredCache
+from graveler.committed.manager import CommittedManager
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
+from graveler.config import ClientSettings
+from graveler.context import CommitCache, RepositoryParts
 from graveler.errors import AlreadyExists, InvalidArgument
-from graveler.lru import LruCache
-from graveler.model import EMPTY_METARANGE_ID, Branch, Commit, RangeSettings
+from graveler.model import EMPTY_METARANGE_ID, Branch, RangeSettings
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore import ObjectStore, open_object_store
 from graveler.refs.sql import SqlMetadataStore
-from graveler.repository import Repository, new_staging_token
+from graveler.repository import Repository
+from graveler.staging import new_staging_token
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
 #: Commits kept in memory per client (they are immutable; lakeFS keeps 50,000 too).
@@ -40,6 +43,10 @@ COMMIT_CACHE_SIZE = 50_000
 
 
 class Graveler:
+    """A connection to one graveler deployment: a refs database, a tree cache and the object
+    stores of its repositories. Arguments win over ``settings``, which win over the
+    environment (see :mod:`graveler.config`). Close it (or use ``with``) when done."""
+
     def __init__(
         self,
         home: str | os.PathLike[str] | None = None,
@@ -48,20 +55,27 @@ class Graveler:
         cache_ram_bytes: int | None = None,
         cache_disk_bytes: int | None = None,
         store_options: Mapping[str, Any] | None = None,
+        settings: ClientSettings | None = None,
     ) -> None:
-        self.home = Path(home or os.environ.get("GRAVELER_HOME") or ".graveler").absolute()
+        explicit = ClientSettings(
+            home=None if home is None else os.fspath(home),
+            database_url=database_url,
+            cache_ram_bytes=cache_ram_bytes,
+            cache_disk_bytes=cache_disk_bytes,
+            store_options=dict(store_options or {}),
+        )
+        self.settings = explicit.over(settings or ClientSettings()).over(ClientSettings.from_env())
+        self.home = Path(self.settings.home or ".graveler").absolute()
         self.home.mkdir(parents=True, exist_ok=True)
-        url = database_url or os.environ.get("GRAVELER_DATABASE_URL")
-        self.database_url = url or f"sqlite:///{self.home / 'graveler.db'}"
+        self.database_url = self.settings.database_url or f"sqlite:///{self.home / 'graveler.db'}"
         self.metadata = SqlMetadataStore(self.database_url)
         self.cache = TieredCache(
             str(self.home / "cache"),
-            ram_bytes=cache_ram_bytes or _env_int("GRAVELER_CACHE_RAM_BYTES", DEFAULT_RAM_BYTES),
-            disk_bytes=cache_disk_bytes
-            or _env_int("GRAVELER_CACHE_DISK_BYTES", DEFAULT_DISK_BYTES),
+            ram_bytes=_budget(self.settings.cache_ram_bytes, DEFAULT_RAM_BYTES),
+            disk_bytes=_budget(self.settings.cache_disk_bytes, DEFAULT_DISK_BYTES),
         )
-        self.store_options = dict(store_options or {})
-        self.commit_cache: LruCache[tuple[str, str], Commit] = LruCache(COMMIT_CACHE_SIZE)
+        self.store_options = dict(self.settings.store_options)
+        self.commit_cache: CommitCache = CommitCache(COMMIT_CACHE_SIZE)
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -109,10 +123,19 @@ class Graveler:
         )
         branch = Branch(default_branch, initial.id, new_staging_token(name, default_branch))
         self.metadata.create_repository(info, initial, branch)
-        return Repository(self, info)
+        return self._open(info)
 
     def repository(self, name: str) -> Repository:
-        return Repository(self, self.metadata.get_repository(name))
+        """A handle on repository ``name``; raises RepositoryNotFound."""
+        return self._open(self.metadata.get_repository(name))
+
+    def _open(self, info: RepositoryInfo) -> Repository:
+        store = self.object_store(info.storage_namespace)
+        committed = CommittedManager(store, self.cache, info.range_settings)
+        parts = RepositoryParts(
+            self.metadata, self.metadata, store, committed, self.commit_cache, self.settings
+        )
+        return Repository(info, parts)
 
     def list_repositories(self) -> list[RepositoryInfo]:
         return self.metadata.list_repositories()
@@ -145,11 +168,6 @@ def _normalize_namespace(uri: str) -> str:
     return uri.rstrip("/")
 
 
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise InvalidArgument(f"{name} must be an integer number of bytes, got {raw!r}") from None
+def _budget(value: int | None, default: int) -> int:
+    """A cache budget: the configured one, or ``default`` when unset or 0."""
+    return value or default

@@ -76,3 +76,12 @@ class StagedEntry:
     @property
     def is_tombstone(self) -> bool:
         return self.identity is None
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRef:
+    """What a ref expression points at. ``branch`` is set for a plain branch name, whose reads
+    include the branch's staged changes."""
+
+    commit: Commit
+    branch: Branch | None = None

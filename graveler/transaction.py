@@ -11,51 +11,50 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
+from graveler import branches, operations, reads, writes
+from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import GravelerError, NoChanges
 from graveler.listing import ListingPage
 from graveler.model import Commit
 
-if TYPE_CHECKING:
-    from graveler.repository import Repository
-
 
 class Transaction:
     """Object operations bound to the transaction's branch."""
 
-    def __init__(self, repo: Repository, branch: str, base: str) -> None:
+    def __init__(self, repo: RepoContext, branch: str, base: str) -> None:
         self.repo = repo
         self.branch = branch
         self.base = base
         self.commit: Commit | None = None  # the merge result, set after a successful exit
 
     def put(self, path: str, data: bytes | BinaryIO, **kwargs: object) -> ObjectEntry:
-        return self.repo.put(self.branch, path, data, **kwargs)  # type: ignore[arg-type]
+        return writes.put(self.repo, self.branch, path, data, **kwargs)  # type: ignore[arg-type]
 
     def get(self, path: str) -> bytes:
-        return self.repo.get(self.branch, path)
+        return reads.get(self.repo, self.branch, path)
 
     def open(self, path: str) -> BinaryIO:
-        return self.repo.open(self.branch, path)
+        return reads.open_object(self.repo, self.branch, path)
 
     def stat(self, path: str) -> ObjectEntry:
-        return self.repo.stat(self.branch, path)
+        return reads.stat(self.repo, self.branch, path)
 
     def delete(self, path: str) -> None:
-        self.repo.delete(self.branch, path)
+        writes.delete(self.repo, self.branch, path)
 
     def list(self, prefix: str = "", **kwargs: object) -> ListingPage:
-        return self.repo.list(self.branch, prefix, **kwargs)  # type: ignore[arg-type]
+        return reads.list_objects(self.repo, self.branch, prefix, **kwargs)  # type: ignore[arg-type]
 
     def iter_objects(self, prefix: str = "") -> Iterator[ObjectEntry]:
-        return self.repo.iter_objects(self.branch, prefix)
+        return reads.iter_objects(self.repo, self.branch, prefix)
 
 
 @contextmanager
 def transaction(
-    repo: Repository,
+    repo: RepoContext,
     base: str,
     *,
     message: str | None = None,
@@ -65,24 +64,30 @@ def transaction(
     branch: str | None = None,
 ) -> Iterator[Transaction]:
     name = branch or f"tx-{uuid.uuid4().hex[:12]}"
-    repo.create_branch(name, base)
+    branches.create_branch(repo, name, base)
     tx = Transaction(repo, name, base)
     try:
         yield tx
     except BaseException:
-        repo.delete_branch(name)
+        branches.delete_branch(repo, name)
         raise
     text = message or f"Transaction {name}"
     try:
-        repo.commit(name, text, metadata=metadata, committer=committer)
+        operations.commit(repo, name, text, metadata=metadata, committer=committer)
     except NoChanges:
-        repo.delete_branch(name)
+        branches.delete_branch(repo, name)
         return
     try:
-        tx.commit = repo.merge(
-            name, base, strategy=strategy, message=text, metadata=metadata, committer=committer
+        tx.commit = operations.merge(
+            repo,
+            name,
+            base,
+            strategy=strategy,
+            message=text,
+            metadata=metadata,
+            committer=committer,
         )
     except GravelerError as exc:
         exc.add_note(f"the transaction's writes are kept on branch {name!r} for inspection")
         raise
-    repo.delete_branch(name)
+    branches.delete_branch(repo, name)

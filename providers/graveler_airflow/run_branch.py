@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import AssetAlias, TaskGroup, TriggerRule, XComArg
 
-from graveler.committed.merge import MergeStrategy
+from graveler import MergeStrategy
 from graveler.errors import AlreadyExists, BranchNotFound, MergeConflict, NoChanges
 from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
 from graveler_airflow.hooks.graveler import GravelerHook
@@ -51,7 +51,7 @@ from graveler_airflow.operators.graveler import (
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from graveler.repository import Repository
+    from graveler import Repository
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_SLUG = 180

@@ -27,10 +27,8 @@ from dagster import (
 )
 from pydantic import Field
 
-from graveler.entry import ObjectEntry
+from graveler import GravelerURI, ObjectEntry, Repository
 from graveler.errors import InvalidArgument, NotFound, ObjectNotFound
-from graveler.objects import read_verified
-from graveler.repository import Repository
 from graveler_dagster import formats
 from graveler_dagster.resource import GravelerResource
 from graveler_dagster.runs import (
@@ -162,11 +160,11 @@ def _read(
         entry = entry or repo.stat(ref, path)
     except NotFound as exc:
         raise ObjectNotFound(
-            f"graveler://{repo.name}/{ref}/{path} does not exist: the asset was neither "
+            f"{GravelerURI(repo.name, ref, path)} does not exist: the asset was neither "
             "written in this run nor merged into the target branch"
         ) from exc
     written = entry.metadata.get(formats.FORMAT_KEY, "pickle")
-    return formats.decode(read_verified(repo.store, entry), written, wanted)
+    return formats.decode(repo.read_entry(entry), written, wanted)
 
 
 def _join(*parts: str) -> str:
@@ -188,7 +186,7 @@ def _output_metadata(
 ) -> dict[str, Any]:
     path = items[0][0] if len(items) == 1 else items[0][0].rsplit("/", 1)[0]
     meta: dict[str, Any] = {
-        "graveler/uri": MetadataValue.path(f"graveler://{repo.name}/{branch}/{path}"),
+        "graveler/uri": MetadataValue.path(str(GravelerURI(repo.name, branch, path))),
         "graveler/branch": branch,
         "graveler/commit": commit_id,
         "graveler/size": sum(len(enc.data) for _, enc in items),

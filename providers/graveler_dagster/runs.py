@@ -26,10 +26,8 @@ from dataclasses import dataclass
 
 from dagster import AssetExecutionContext, DagsterInstance, DagsterRun, OpExecutionContext
 
-from graveler.entry import ObjectEntry
+from graveler import Commit, ObjectEntry, Repository
 from graveler.errors import AlreadyExists, BranchNotFound, NoChanges, NotFound
-from graveler.model import Commit
-from graveler.repository import Repository
 from graveler_dagster.resource import GravelerResource
 
 #: Object metadata key naming the Dagster run that wrote an object.

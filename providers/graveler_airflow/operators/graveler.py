@@ -29,8 +29,7 @@ from graveler_airflow.lineage import with_run_metadata
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from graveler.model import Commit
-    from graveler.repository import Repository
+    from graveler import Commit, Repository
 
 log = logging.getLogger(__name__)
 
@@ -346,6 +345,6 @@ def emit_merge_events(
 
 def _tag_commit(repo: Repository, tag: str) -> str | None:
     try:
-        return repo.refs.get_tag(repo.name, tag).commit_id
+        return repo.tag(tag).commit_id
     except TagNotFound:
         return None
