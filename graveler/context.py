@@ -16,6 +16,7 @@ from typing import Protocol
 
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
+from graveler.hooks.events import EventRecord
 from graveler.lru import LruCache
 from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo
@@ -26,12 +27,32 @@ from graveler.refs.port import RefStore, StagingStore
 CommitCache = LruCache[tuple[str, str], Commit]
 
 
+class HookDispatch(Protocol):
+    """Runs the hooks an event matches (see :mod:`graveler.hooks`)."""
+
+    def run(self, repo: RepoContext, record: EventRecord) -> str | None:
+        """Run every hook ``record`` matches and record the run; returns its ID, or None when
+        no hook matched. A failing ``pre-`` hook raises HookAborted (the caller then changes
+        nothing); ``post-`` hooks never raise."""
+        ...
+
+
+class _NoHooks:
+    def run(self, repo: RepoContext, record: EventRecord) -> str | None:
+        return None
+
+
+#: A dispatcher that runs nothing (repositories built without a client).
+NO_HOOKS: HookDispatch = _NoHooks()
+
+
 @dataclass(frozen=True, slots=True)
 class RepositoryParts:
     """The stores one repository works through. ``commits`` may be shared between repositories
     (keys carry the repository name); the others are bound to this repository's namespace
     (``store``, ``committed``) or shared databases (``refs``, ``staging``). ``settings`` are
-    the client's, for work that opens the same stores in another process (Spark executors)."""
+    the client's, for work that opens the same stores in another process (Spark executors).
+    ``hooks`` runs the client's hooks and the repository's action files."""
 
     refs: RefStore
     staging: StagingStore
@@ -39,6 +60,7 @@ class RepositoryParts:
     committed: CommittedManager
     commits: CommitCache
     settings: ClientSettings
+    hooks: HookDispatch = NO_HOOKS
 
 
 class RepoContext(Protocol):
@@ -61,6 +83,9 @@ class RepoContext(Protocol):
 
     @property
     def committed(self) -> CommittedManager: ...
+
+    @property
+    def hooks(self) -> HookDispatch: ...
 
     def get_commit(self, commit_id: str) -> Commit:
         """A commit by full ID (cached; commits are immutable). Raises CommitNotFound."""

@@ -9,16 +9,14 @@ every method is a function of :mod:`graveler.branches`, :mod:`graveler.reads`,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
-from graveler import branches, operations, reads, writes
-from graveler.commits import first_parent_log
+from graveler import branches, cherrypick, hardreset, operations, reads, writes
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
-from graveler.context import RepositoryParts
-from graveler.errors import InvalidArgument
+from graveler.context import HookDispatch, RepositoryParts
+from graveler.log import log_commits
 from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore.port import ObjectStore
@@ -62,6 +60,11 @@ class Repository:
         return self.parts.committed
 
     @property
+    def hooks(self) -> HookDispatch:
+        """Runs this repository's hooks (the client's and its action files)."""
+        return self.parts.hooks
+
+    @property
     def settings(self) -> ClientSettings:
         """The settings of the client this handle came from."""
         return self.parts.settings
@@ -82,11 +85,7 @@ class Repository:
         """Resolve a ref expression (branch, tag, commit ID or prefix, then ~N / ^N)."""
         return resolve(self, ref)
 
-    def log(self, ref: str, amount: int | None = None) -> Iterator[Commit]:
-        """Commits from ``ref`` back along first parents, newest first."""
-        if amount is not None and amount < 0:
-            raise InvalidArgument("amount must be >= 0")
-        return first_parent_log(self.get_commit, self.resolve(ref).commit, amount)
+    log = log_commits
 
     # --- branches and tags ----------------------------------------------------------------------
 
@@ -122,8 +121,10 @@ class Repository:
 
     commit = operations.commit
     merge = operations.merge
-    revert = operations.revert
+    revert = cherrypick.revert
+    cherry_pick = cherrypick.cherry_pick
     reset = operations.reset
+    reset_hard = hardreset.reset_hard
     diff = operations.diff_refs
     diff_uncommitted = operations.diff_uncommitted
     import_entries = operations.import_entries

@@ -45,7 +45,10 @@ def test_branch_views_resolve_like_lakefs(repo):
     repo.put("main", "a", b"staged")
     staging = repo.resolve("main$")
     assert staging.commit.id == head.id and staging.view == "$"
-    assert staging.branch is not None and staging.branch.staging_token == repo.branch("main").staging_token
+    assert (
+        staging.branch is not None
+        and staging.branch.staging_token == repo.branch("main").staging_token
+    )
     committed = repo.resolve("main@")
     assert committed.commit.id == head.id and committed.branch is None and committed.view == "@"
     assert repo.resolve("branch1@").commit.id == head.id
@@ -88,13 +91,13 @@ def test_dereference_with_graph(repo):
         when += timedelta(seconds=1)
         return c.id
 
-    G, H, I, J = add(), add(), add(), add()  # noqa: N806 (names from the git docs)
-    D = add(G, H)  # noqa: N806
-    E = add()  # noqa: N806
-    F = add(I, J)  # noqa: N806
-    B = add(D, E, F)  # noqa: N806
-    C = add(F)  # noqa: N806
-    A = add(B, C)  # noqa: N806
+    G, H, I, J = add(), add(), add(), add()  # noqa: E741 (names from the git docs)
+    D = add(G, H)
+    E = add()
+    F = add(I, J)
+    B = add(D, E, F)
+    C = add(F)
+    A = add(B, C)
     table = {
         A: ["", "^0"],
         B: ["^", "^1", "~1"],
