@@ -23,8 +23,12 @@ if TYPE_CHECKING:
     from graveler.client import Graveler
     from graveler.committed.merge import MergeStrategy
     from graveler.config import ClientSettings
+    from graveler.conflicts import ConflictResolver, KeyConflict, Resolution
     from graveler.entry import ObjectEntry
     from graveler.errors import GravelerError
+    from graveler.hooks.events import HookEvent, HookResult, HookRun
+    from graveler.hooks.registry import HookRegistry
+    from graveler.hooks.runners import HookContext
     from graveler.listing import ListingPage
     from graveler.model import Branch, Commit, RangeSettings, ResolvedRef, Tag
     from graveler.model import Repository as RepositoryInfo
@@ -39,6 +43,7 @@ _EXPORTS = {
     "Branch": "graveler.model",
     "ChangeType": "graveler.operations",
     "ClientSettings": "graveler.config",
+    "ConflictResolver": "graveler.conflicts",
     "Commit": "graveler.model",
     "DATA_PREFIX": "graveler.objects",
     "Difference": "graveler.operations",
@@ -46,12 +51,19 @@ _EXPORTS = {
     "Graveler": "graveler.client",
     "GravelerError": "graveler.errors",
     "GravelerURI": "graveler.uri",
+    "HookContext": "graveler.hooks.runners",
+    "HookEvent": "graveler.hooks.events",
+    "HookRegistry": "graveler.hooks.registry",
+    "HookResult": "graveler.hooks.events",
+    "HookRun": "graveler.hooks.events",
+    "KeyConflict": "graveler.conflicts",
     "ListingPage": "graveler.listing",
     "MergeStrategy": "graveler.committed.merge",
     "ObjectEntry": "graveler.entry",
     "RangeSettings": "graveler.model",
     "Repository": "graveler.repository",
     "RepositoryInfo": ("graveler.model", "Repository"),
+    "Resolution": "graveler.conflicts",
     "ResolvedRef": "graveler.model",
     "Tag": "graveler.model",
     "Transaction": "graveler.transaction",
@@ -64,17 +76,25 @@ __all__ = [
     "ChangeType",
     "ClientSettings",
     "Commit",
+    "ConflictResolver",
     "Difference",
     "EntryAttributes",
     "Graveler",
     "GravelerError",
     "GravelerURI",
+    "HookContext",
+    "HookEvent",
+    "HookRegistry",
+    "HookResult",
+    "HookRun",
+    "KeyConflict",
     "ListingPage",
     "MergeStrategy",
     "ObjectEntry",
     "RangeSettings",
     "Repository",
     "RepositoryInfo",
+    "Resolution",
     "ResolvedRef",
     "Tag",
     "Transaction",
