@@ -12,7 +12,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any
 
-from graveler import branches, cherrypick, hardreset, operations, reads, writes
+from graveler import branches, cherrypick, hardreset, operations, reads, staged, writes
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
 from graveler.context import HookDispatch, RepositoryParts
@@ -116,6 +116,10 @@ class Repository:
     physical_uri = reads.physical_uri
     iter_objects = reads.iter_objects
     list = reads.list_objects
+    stat_staged = staged.stat_staged
+    get_staged = staged.get_staged
+    iter_staged = staged.iter_staged
+    list_staged = staged.list_staged
 
     # --- versioning -----------------------------------------------------------------------------
 
