@@ -16,7 +16,8 @@ from typing import Protocol
 
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
-from graveler.hooks.events import EventRecord
+from graveler.errors import NotFound
+from graveler.hooks.events import EventRecord, HookRun, HookRunStore
 from graveler.lru import LruCache
 from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo
@@ -28,7 +29,11 @@ CommitCache = LruCache[tuple[str, str], Commit]
 
 
 class HookDispatch(Protocol):
-    """Runs the hooks an event matches (see :mod:`graveler.hooks`)."""
+    """Runs the hooks an event matches (see :mod:`graveler.hooks`); ``runs`` is where runs
+    are recorded."""
+
+    @property
+    def runs(self) -> HookRunStore: ...
 
     def run(self, repo: RepoContext, record: EventRecord) -> str | None:
         """Run every hook ``record`` matches and record the run; returns its ID, or None when
@@ -37,7 +42,20 @@ class HookDispatch(Protocol):
         ...
 
 
+class _NoRuns:
+    def add_hook_run(self, run: HookRun) -> None:
+        pass
+
+    def get_hook_run(self, repo: str, run_id: str) -> HookRun:
+        raise NotFound(f"hook run {run_id!r} not found in repository {repo!r}")
+
+    def list_hook_runs(self, repo: str, **filters: object) -> list[HookRun]:
+        return []
+
+
 class _NoHooks:
+    runs: HookRunStore = _NoRuns()
+
     def run(self, repo: RepoContext, record: EventRecord) -> str | None:
         return None
 

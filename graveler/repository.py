@@ -9,6 +9,7 @@ every method is a function of :mod:`graveler.branches`, :mod:`graveler.reads`,
 
 from __future__ import annotations
 
+import builtins
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -16,6 +17,8 @@ from graveler import branches, cherrypick, hardreset, operations, reads, staged,
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
 from graveler.context import HookDispatch, RepositoryParts
+from graveler.errors import InvalidArgument
+from graveler.hooks.events import HookRun
 from graveler.log import log_commits
 from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo
@@ -132,6 +135,26 @@ class Repository:
     diff = operations.diff_refs
     diff_uncommitted = operations.diff_uncommitted
     import_entries = operations.import_entries
+
+    def hook_runs(
+        self,
+        *,
+        branch: str | None = None,
+        commit_id: str | None = None,
+        after: str | None = None,
+        amount: int = 100,
+    ) -> builtins.list[HookRun]:
+        """Recorded hook runs, newest first, optionally of one branch or commit (the commit
+        the event made or acted on); ``after`` (a run ID) pages on."""
+        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 1:
+            raise InvalidArgument("amount must be a positive integer")
+        return self.parts.hooks.runs.list_hook_runs(
+            self.name, branch=branch, commit_id=commit_id, after=after, amount=amount
+        )
+
+    def hook_run(self, run_id: str) -> HookRun:
+        """One recorded hook run; raises NotFound."""
+        return self.parts.hooks.runs.get_hook_run(self.name, run_id)
 
     def transaction(
         self, base: str | None = None, **kwargs: Any

@@ -13,6 +13,7 @@ from graveler.errors import (
     ObjectNotFound,
     ProtectedBranch,
 )
+from graveler.operations import _seal, update_branch
 
 
 def _paths(repo, ref):
@@ -228,6 +229,10 @@ def test_hard_reset_drops_staging_and_refuses_protected(repo):
     for bad in ("main$", "main@1"):
         with pytest.raises(InvalidRef):
             repo.reset_hard("main", bad)
+    repo.put("main", "sealed", b"4")
+    update_branch(repo, "main", lambda b: _seal(repo.name, b))  # a commit in progress
+    repo.reset_hard("main", "main")
+    assert repo.branch("main").sealed_tokens == () and list(repo.diff_uncommitted("main")) == []
     repo.protect_branch("main")
     with pytest.raises(ProtectedBranch):
         repo.reset_hard("main", first.id)
