@@ -101,12 +101,15 @@ class ClientSettings:
     cache_ram_bytes: int | None = None
     cache_disk_bytes: int | None = None
     store_options: Mapping[str, Any] = field(default_factory=dict)
+    #: What action files may run (comma-separated text or a sequence; see graveler.hooks).
     hook_modules: tuple[str, ...] | None = None
     hook_urls: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         # Store options are checked and typed once, whichever door they came through.
         object.__setattr__(self, "store_options", _store_options(self.store_options))
+        object.__setattr__(self, "hook_modules", _names(self.hook_modules))
+        object.__setattr__(self, "hook_urls", _names(self.hook_urls))
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ClientSettings:

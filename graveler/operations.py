@@ -189,7 +189,12 @@ def import_entries(
             tree, _ = repo.committed.merge(
                 base, imported, head.metarange_id, MergeStrategy.SOURCE_WINS
             )
-        return advance_branch(repo, b, make_commit([head], tree, message, who, meta))
+        proposed = make_commit([head], tree, message, who, meta)
+        event = EventRecord(HookEvent.PRE_COMMIT, proposed, branch=branch, source_ref=branch)
+        repo.hooks.run(repo, event)
+        new = advance_branch(repo, b, proposed)
+        repo.hooks.run(repo, event.after())
+        return new
 
     return retry_moved(attempt, f"import into {branch!r}")
 
@@ -237,16 +242,20 @@ def merge(
         base = merge_base(repo.get_commit, src, head)
         if base is not None and base.id == src.id:
             raise NoChanges(f"{source!r} is already merged into {dest!r}")
-        if base is not None and base.id == head.id and fast_forward:
-            return advance_branch(repo, b, src, record=False)
-        base_mr = base.metarange_id if base is not None else ""
-        mr, _ = repo.committed.merge(base_mr, src.metarange_id, head.metarange_id, strat, records)
-        proposed = make_commit([head, src], mr, text, who, meta)
+        fast = base is not None and base.id == head.id and fast_forward
+        if fast:
+            proposed = src  # a fast-forward publishes the source commit itself
+        else:
+            base_mr = base.metarange_id if base is not None else ""
+            mr, _ = repo.committed.merge(
+                base_mr, src.metarange_id, head.metarange_id, strat, records
+            )
+            proposed = make_commit([head, src], mr, text, who, meta)
         event = EventRecord(
             HookEvent.PRE_MERGE, proposed, branch=dest, source_ref=src.id, merge_source=source
         )
         repo.hooks.run(repo, event)
-        merged = advance_branch(repo, b, proposed)
+        merged = advance_branch(repo, b, proposed, record=not fast)
         repo.hooks.run(repo, event.after())
         return merged
 

@@ -93,7 +93,7 @@ def parse_action(data: bytes | str, path: str = "") -> Action:
         raise InvalidAction(f"{where}: 'name' {name!r} is invalid")
     return Action(
         name=name,
-        on=_events(doc.get("on"), where),
+        on=_events(doc.get("on", doc.get(True)), where),  # YAML 1.1 reads `on:` as True
         hooks=_hooks(doc.get("hooks"), where),
         description=str(doc.get("description") or ""),
         path=path,
