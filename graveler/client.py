@@ -33,6 +33,7 @@ from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_setting
 from graveler.config import ClientSettings
 from graveler.context import CommitCache, RepositoryParts
 from graveler.errors import AlreadyExists, InvalidArgument
+from graveler.external import ExternalStores
 from graveler.hooks.dispatch import HookDispatcher
 from graveler.hooks.registry import HookRegistry
 from graveler.hooks.runners import HookPolicy
@@ -84,6 +85,7 @@ class Graveler:
         self.store_options = dict(self.settings.store_options)
         self.commit_cache: CommitCache = CommitCache(COMMIT_CACHE_SIZE)
         self.hooks = HookDispatcher(_copy(hooks), self.metadata, _policy(self.settings))
+        self.external = ExternalStores(self.store_options)
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -148,6 +150,7 @@ class Graveler:
             self.commit_cache,
             self.settings,
             self.hooks,
+            self.external,
         )
         return Repository(info, parts)
 

@@ -11,12 +11,13 @@ against. ``Repository`` satisfies it; so can a test double. Keeping these module
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
 from graveler.errors import NotFound
+from graveler.external import ExternalStores
 from graveler.hooks.events import EventRecord, HookRun, HookRunStore
 from graveler.lru import LruCache
 from graveler.model import Commit, ResolvedRef
@@ -70,7 +71,8 @@ class RepositoryParts:
     (keys carry the repository name); the others are bound to this repository's namespace
     (``store``, ``committed``) or shared databases (``refs``, ``staging``). ``settings`` are
     the client's, for work that opens the same stores in another process (Spark executors).
-    ``hooks`` runs the client's hooks and the repository's action files."""
+    ``hooks`` runs the client's hooks and the repository's action files; ``external`` opens
+    the stores of imported objects that live outside the namespace."""
 
     refs: RefStore
     staging: StagingStore
@@ -79,6 +81,7 @@ class RepositoryParts:
     commits: CommitCache
     settings: ClientSettings
     hooks: HookDispatch = NO_HOOKS
+    external: ExternalStores = field(default_factory=ExternalStores)
 
 
 class RepoContext(Protocol):
@@ -104,6 +107,9 @@ class RepoContext(Protocol):
 
     @property
     def hooks(self) -> HookDispatch: ...
+
+    @property
+    def external(self) -> ExternalStores: ...
 
     def get_commit(self, commit_id: str) -> Commit:
         """A commit by full ID (cached; commits are immutable). Raises CommitNotFound."""

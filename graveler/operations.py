@@ -202,6 +202,8 @@ def import_entries(
 def _validated(entries: Iterable[ObjectEntry]) -> Iterator[ObjectEntry]:
     for e in entries:
         validate_key(e.path)
+        if e.external:
+            raise InvalidArgument(f"entry {e.path!r} has an external address; use import_data")
         yield e
 
 

@@ -13,11 +13,21 @@ import builtins
 from contextlib import AbstractContextManager
 from typing import Any
 
-from graveler import branches, cherrypick, hardreset, operations, reads, staged, writes
+from graveler import (
+    branches,
+    cherrypick,
+    hardreset,
+    imports,
+    operations,
+    reads,
+    staged,
+    writes,
+)
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
 from graveler.context import HookDispatch, RepositoryParts
 from graveler.errors import InvalidArgument
+from graveler.external import ExternalStores
 from graveler.hooks.events import HookRun
 from graveler.log import log_commits
 from graveler.model import Commit, ResolvedRef
@@ -66,6 +76,11 @@ class Repository:
     def hooks(self) -> HookDispatch:
         """Runs this repository's hooks (the client's and its action files)."""
         return self.parts.hooks
+
+    @property
+    def external(self) -> ExternalStores:
+        """The stores of imported objects outside the namespace."""
+        return self.parts.external
 
     @property
     def settings(self) -> ClientSettings:
@@ -135,6 +150,7 @@ class Repository:
     diff = operations.diff_refs
     diff_uncommitted = operations.diff_uncommitted
     import_entries = operations.import_entries
+    import_data = imports.import_data
 
     def hook_runs(
         self,

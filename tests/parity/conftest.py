@@ -7,6 +7,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from graveler import ClientSettings, Graveler, HookRegistry, Repository
+from tests.objectstore.conftest import aws_env, moto_endpoint, s3_bucket, s3_client
+
+__all__ = ["aws_env", "make_repo", "moto_endpoint", "s3_bucket", "s3_client"]
 
 
 @pytest.fixture
