@@ -25,7 +25,7 @@ from graveler.committed.merge import MergeStrategy
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import BranchMoved, DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
-from graveler.model import Branch, Commit
+from graveler.model import Branch, Commit, MergeResult
 from graveler.staging import as_changes, branch_tokens, merged_staging, new_staging_token
 from graveler.validate import object_key as validate_key
 from graveler.validate import prefix_key
@@ -204,8 +204,11 @@ def merge(
     metadata: Mapping[str, str] | None = None,
     committer: str | None = None,
     fast_forward: bool = True,
-) -> Commit:
-    """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's new head."""
+) -> MergeResult:
+    """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's head
+    before and after. Raises NoChanges when ``source`` is already merged, MergeConflict (with
+    the conflicting paths) when the strategy does not decide a conflict, DirtyBranch when
+    ``dest`` has uncommitted changes."""
     strat = MergeStrategy.parse(strategy)
     meta = validate.metadata(metadata)
     if message is not None:
@@ -216,17 +219,19 @@ def merge(
         meta[MERGE_STRATEGY_KEY] = strat.value
     text = message or f"Merge '{source}' into '{dest}'"
 
-    def attempt() -> Commit:
+    def attempt() -> MergeResult:
         b = _clean_branch(repo, dest, "merge into")
         head = repo.get_commit(b.commit_id)
         base = merge_base(repo.get_commit, src, head)
         if base is not None and base.id == src.id:
             raise NoChanges(f"{source!r} is already merged into {dest!r}")
         if base is not None and base.id == head.id and fast_forward:
-            return advance_branch(repo, b, src, record=False)
+            return MergeResult(head, advance_branch(repo, b, src, record=False), True)
         base_mr = base.metarange_id if base is not None else ""
         mr, _ = repo.committed.merge(base_mr, src.metarange_id, head.metarange_id, strat)
-        return advance_branch(repo, b, make_commit([head, src], mr, text, who, meta))
+        return MergeResult(
+            head, advance_branch(repo, b, make_commit([head, src], mr, text, who, meta))
+        )
 
     return retry_moved(attempt, f"merge into {dest!r}")
 

@@ -46,6 +46,7 @@ PUBLIC_MODULES = {
     "graveler.errors",
     "graveler.gc",
     "graveler.objectstore",
+    "graveler.runs",
     "graveler.uri",
 }
 #: Known reaches past the facade, each to be removed by the change named beside it.
