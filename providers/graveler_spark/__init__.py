@@ -19,6 +19,10 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from graveler.extras import require_extra
+
+require_extra("spark", package=__name__)
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
