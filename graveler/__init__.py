@@ -7,7 +7,7 @@
     repo.commit("main", "first data")
 
 The public API is the names below plus the modules :mod:`graveler.errors`, :mod:`graveler.uri`,
-:mod:`graveler.config`, :mod:`graveler.gc`, :mod:`graveler.objectstore`,
+:mod:`graveler.config`, :mod:`graveler.gc`, :mod:`graveler.objectstore`, :mod:`graveler.extras`,
 :mod:`graveler.runs` and :mod:`graveler.database`; everything else is internal and may
 change. The integrations in ``providers/`` use nothing else (``tests/test_layering.py`` checks
 it).

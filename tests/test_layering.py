@@ -1,4 +1,4 @@
-"""Architecture rules (docs/architecture.md), checked on the source:
+"""Architecture rules, checked on the source (docs/architecture.md, "What the tests enforce"):
 
 * nothing under graveler/ imports an orchestrator, Spark, or a provider package;
 * only backends import SQLAlchemy/Alembic (graveler/refs), boto3/botocore
@@ -44,6 +44,7 @@ PUBLIC_MODULES = {
     "graveler.config",
     "graveler.database",
     "graveler.errors",
+    "graveler.extras",
     "graveler.gc",
     "graveler.objectstore",
     "graveler.runs",
