@@ -7,9 +7,10 @@
     repo.commit("main", "first data")
 
 The public API is the names below plus the modules :mod:`graveler.errors`, :mod:`graveler.uri`,
-:mod:`graveler.config`, :mod:`graveler.gc`, :mod:`graveler.objectstore` and
-:mod:`graveler.database`; everything else is internal and may change. The integrations in
-``providers/`` use nothing else (``tests/test_layering.py`` checks it).
+:mod:`graveler.config`, :mod:`graveler.gc`, :mod:`graveler.objectstore`, :mod:`graveler.extras`,
+:mod:`graveler.runs` and :mod:`graveler.database`; everything else is internal and may
+change. The integrations in ``providers/`` use nothing else (``tests/test_layering.py`` checks
+it).
 
 Top-level names are imported lazily so that ``import graveler`` stays cheap.
 """
@@ -26,15 +27,16 @@ if TYPE_CHECKING:
     from graveler.conflicts import ConflictResolver, KeyConflict, Resolution
     from graveler.entry import ObjectEntry
     from graveler.errors import GravelerError
-    from graveler.hooks.events import HookEvent, HookResult, HookRun
+    from graveler.hookevents import HookEvent, HookResult, HookRun
     from graveler.hooks.registry import HookRegistry
     from graveler.hooks.runners import HookContext
     from graveler.listing import ListingPage
-    from graveler.model import Branch, Commit, RangeSettings, ResolvedRef, Tag
+    from graveler.model import Branch, Commit, MergeResult, RangeSettings, ResolvedRef, Tag
     from graveler.model import Repository as RepositoryInfo
     from graveler.objects import DATA_PREFIX, new_physical_address
     from graveler.operations import ChangeType, Difference
     from graveler.repository import Repository
+    from graveler.runs import Publication, Run
     from graveler.transaction import Transaction
     from graveler.uri import GravelerURI
     from graveler.writes import EntryAttributes
@@ -52,13 +54,16 @@ _EXPORTS = {
     "GravelerError": "graveler.errors",
     "GravelerURI": "graveler.uri",
     "HookContext": "graveler.hooks.runners",
-    "HookEvent": "graveler.hooks.events",
+    "HookEvent": "graveler.hookevents",
     "HookRegistry": "graveler.hooks.registry",
-    "HookResult": "graveler.hooks.events",
-    "HookRun": "graveler.hooks.events",
+    "HookResult": "graveler.hookevents",
+    "HookRun": "graveler.hookevents",
     "KeyConflict": "graveler.conflicts",
     "ListingPage": "graveler.listing",
+    "MergeResult": "graveler.model",
     "MergeStrategy": "graveler.committed.merge",
+    "Publication": "graveler.runs",
+    "Run": "graveler.runs",
     "ObjectEntry": "graveler.entry",
     "RangeSettings": "graveler.model",
     "Repository": "graveler.repository",
@@ -89,13 +94,16 @@ __all__ = [
     "HookRun",
     "KeyConflict",
     "ListingPage",
+    "MergeResult",
     "MergeStrategy",
     "ObjectEntry",
+    "Publication",
     "RangeSettings",
     "Repository",
     "RepositoryInfo",
     "Resolution",
     "ResolvedRef",
+    "Run",
     "Tag",
     "Transaction",
     "new_physical_address",

@@ -11,7 +11,7 @@ from dataclasses import replace
 from graveler import validate
 from graveler.context import RepoContext
 from graveler.errors import AlreadyExists, BranchNotFound, InvalidArgument
-from graveler.hooks.events import EventRecord, HookEvent
+from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Tag
 from graveler.operations import update_branch
 from graveler.staging import branch_tokens, new_staging_token

@@ -22,7 +22,7 @@ from graveler import validate
 from graveler.commits import make_commit
 from graveler.context import RepoContext
 from graveler.errors import DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
-from graveler.hooks.events import EventRecord, HookEvent
+from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import EMPTY_METARANGE_ID, Branch, Commit
 from graveler.operations import _committer, advance_branch, retry_moved
 from graveler.resolve import resolve_commit

@@ -18,7 +18,7 @@ from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
 from graveler.errors import NotFound
 from graveler.external import ExternalStores
-from graveler.hooks.events import EventRecord, HookRun, HookRunStore
+from graveler.hookevents import EventRecord, HookRun, HookRunStore
 from graveler.lru import LruCache
 from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo

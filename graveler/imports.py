@@ -36,7 +36,7 @@ from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument, InvalidURI, NoChanges
 from graveler.external import file_address, s3_address
-from graveler.hooks.events import EventRecord, HookEvent
+from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Commit
 from graveler.objectstore import ObjectStore, open_object_store
 from graveler.operations import _committer, advance_branch, retry_moved

@@ -88,3 +88,15 @@ class ResolvedRef:
     commit: Commit
     branch: Branch | None = None
     view: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """A merge that landed on its destination branch: the head before it (``before``) and the
+    new head (``commit``): a new merge commit, or for a fast-forward the source commit itself.
+    Both come from the compare-and-swap that moved the branch, so no caller needs to read the
+    head separately (which could race with other writers)."""
+
+    before: Commit
+    commit: Commit
+    fast_forward: bool = False

@@ -31,8 +31,8 @@ from graveler.conflicts import (
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import BranchMoved, DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
-from graveler.hooks.events import EventRecord, HookEvent
-from graveler.model import Branch, Commit
+from graveler.hookevents import EventRecord, HookEvent
+from graveler.model import Branch, Commit, MergeResult
 from graveler.staging import as_changes, branch_tokens, merged_staging, new_staging_token
 from graveler.validate import object_key as validate_key
 from graveler.validate import prefix_key
@@ -221,11 +221,14 @@ def merge(
     committer: str | None = None,
     fast_forward: bool = True,
     resolver: ConflictResolver | None = None,
-) -> Commit:
-    """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's new head.
-    Conflicting keys go to ``resolver`` first (see :mod:`graveler.conflicts`), then to
-    ``strategy``. A merge commit records the strategy under lakeFS's key
-    ``.lakefs.merge.strategy`` (``default`` when none) as well."""
+) -> MergeResult:
+    """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's head
+    before and after. Conflicting keys go to ``resolver`` first (see
+    :mod:`graveler.conflicts`), then to ``strategy``. A merge commit records the strategy under
+    lakeFS's key ``.lakefs.merge.strategy`` (``default`` when none) as well. Raises NoChanges
+    when ``source`` is already merged, MergeConflict (with the conflicting paths) when neither
+    resolver nor strategy decides a conflict, DirtyBranch when ``dest`` has uncommitted
+    changes, HookAborted when a pre-merge hook fails."""
     strat = MergeStrategy.parse(strategy)
     meta = validate.metadata(metadata)
     if message is not None:
@@ -238,7 +241,7 @@ def merge(
     text = message or f"Merge '{source}' into '{dest}'"
     records = record_resolver(resolver)
 
-    def attempt() -> Commit:
+    def attempt() -> MergeResult:
         b = _clean_branch(repo, dest, "merge into")
         head = repo.get_commit(b.commit_id)
         base = merge_base(repo.get_commit, src, head)
@@ -259,7 +262,7 @@ def merge(
         repo.hooks.run(repo, event)
         merged = advance_branch(repo, b, proposed, record=not fast)
         repo.hooks.run(repo, event.after())
-        return merged
+        return MergeResult(head, merged, fast)
 
     return retry_moved(attempt, f"merge into {dest!r}")
 

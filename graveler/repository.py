@@ -28,7 +28,7 @@ from graveler.config import ClientSettings
 from graveler.context import HookDispatch, RepositoryParts
 from graveler.errors import InvalidArgument
 from graveler.external import ExternalStores
-from graveler.hooks.events import HookRun
+from graveler.hookevents import HookRun
 from graveler.log import log_commits
 from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo

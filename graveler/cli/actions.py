@@ -11,8 +11,8 @@ from graveler.cli.output import Output, commit_doc
 from graveler.cli.shared import Handler, key_value, repo_of, status
 from graveler.client import Graveler
 from graveler.errors import InvalidArgument, InvalidURI
+from graveler.hookevents import HookResult, HookRun
 from graveler.hooks.actions import parse_action
-from graveler.hooks.events import HookResult, HookRun
 
 
 def add_parsers(sub: Any) -> None:

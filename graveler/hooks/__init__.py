@@ -13,7 +13,7 @@ A failing ``pre-`` hook aborts the operation with :class:`graveler.errors.HookAb
 changes nothing; ``post-`` hook failures are recorded and logged. Every run is recorded in the
 refs database (``Repository.hook_runs``, ``graveler actions runs list``).
 
-The modules: :mod:`~graveler.hooks.events` (types), :mod:`~graveler.hooks.registry`
+The modules: :mod:`~graveler.hookevents` (types), :mod:`~graveler.hooks.registry`
 (registration), :mod:`~graveler.hooks.actions` (action files), :mod:`~graveler.hooks.runners`
 (running one hook), :mod:`~graveler.hooks.dispatch` (running an event's hooks).
 """

@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from graveler.errors import InvalidAction, InvalidArgument
-from graveler.hooks.events import HookEvent
+from graveler.hookevents import HookEvent
 from graveler.hooks.registry import path_match
 
 #: Where action files live in a repository's tree.

@@ -5,7 +5,7 @@ entry points) and then the hooks of every matching action file read from the tre
 event's commit (the tree the operation publishes). A ``pre-`` event stops at its first
 failing hook and raises :class:`~graveler.errors.HookAborted`; the operation then changes
 nothing. A ``post-`` event runs every hook; failures are recorded and logged, never raised.
-Every run that ran at least one hook is recorded (:class:`~graveler.hooks.events.HookRun`).
+Every run that ran at least one hook is recorded (:class:`~graveler.hookevents.HookRun`).
 
 A ``pre-`` hook may run more than once for one operation when the operation retries after
 losing a race for the branch (lakeFS behaves the same); each attempt is its own run.
@@ -24,6 +24,7 @@ from graveler import reads
 from graveler.context import RepoContext
 from graveler.entry import decode
 from graveler.errors import GravelerError, HookAborted, InvalidAction
+from graveler.hookevents import EventRecord, HookResult, HookRun, HookRunStore, HookStatus
 from graveler.hooks.actions import (
     ACTIONS_PREFIX,
     MAX_ACTION_BYTES,
@@ -31,7 +32,6 @@ from graveler.hooks.actions import (
     ActionHook,
     load_actions,
 )
-from graveler.hooks.events import EventRecord, HookResult, HookRun, HookRunStore, HookStatus
 from graveler.hooks.registry import HookRegistry, load_entry_points
 from graveler.hooks.runners import (
     HookFailed,

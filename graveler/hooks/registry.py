@@ -25,7 +25,7 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 
 from graveler.errors import InvalidArgument
-from graveler.hooks.events import HookEvent
+from graveler.hookevents import HookEvent
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from graveler import entry as entries
 from graveler import validate
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
-from graveler.hooks.events import EventRecord, webhook_payload
+from graveler.hookevents import EventRecord, webhook_payload
 from graveler.model import Commit
 
 #: Default webhook timeout (lakeFS: one minute).

@@ -1,5 +1,5 @@
 """HookRunStore over SQL: the ``graveler_hook_runs`` table (see
-:class:`graveler.hooks.events.HookRunStore` for the contract)."""
+:class:`graveler.hookevents.HookRunStore` for the contract)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Row, insert, select
 
 from graveler.errors import NotFound
-from graveler.hooks.events import HookEvent, HookResult, HookRun, HookStatus
+from graveler.hookevents import HookEvent, HookResult, HookRun, HookStatus
 from graveler.refs.db import Database
 from graveler.refs.rows import dump_json
 from graveler.refs.schema import hook_runs

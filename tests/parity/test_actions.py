@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from graveler.errors import HookAborted, InvalidAction
+from graveler.hookevents import HookEvent
 from graveler.hooks.actions import Action, load_actions, matched_actions, parse_action
-from graveler.hooks.events import HookEvent
 from tests.parity import hookfuncs
 
 URL = "https://api.example.com/webhook1?t=1za2PbkZK1bd4prMuTDr6BeEQwWYcX2R"

@@ -36,7 +36,7 @@ def test_resolver_chooses_per_key_and_defers_to_the_strategy(conflicted):
         seen.append(c)
         return {"a": Resolution.SOURCE, "b": "dest"}.get(c.path)
 
-    merged = repo.merge("dev", "main", resolver=resolver, strategy="source-wins")
+    merged = repo.merge("dev", "main", resolver=resolver, strategy="source-wins").commit
     assert [c.path for c in seen] == ["a", "b", "c", "d"]
     d = next(c for c in seen if c.path == "d")
     assert d.source is None and d.dest is not None and d.base is not None
@@ -53,7 +53,7 @@ def test_unresolved_keys_without_a_strategy_conflict(conflicted):
         repo.merge("dev", "main", resolver=lambda c: "source" if c.path == "a" else None)
     assert info.value.keys == ["b", "c", "d"]
     assert repo.branch("main").commit_id == head
-    merged = repo.merge("dev", "main", resolver=lambda c: Resolution.DEST)
+    merged = repo.merge("dev", "main", resolver=lambda c: Resolution.DEST).commit
     assert [repo.get(merged.id, k) for k in "abcd"] == [b"main a", b"main b", b"main c", b"main d"]
 
 
@@ -100,10 +100,10 @@ def test_merge_records_lakefs_strategy_key(conflicted):
     repo.commit("plain", "p")
     repo.put("main", "q", b"1")
     repo.commit("main", "q")
-    merged = repo.merge("plain", "main", metadata={"key1": "val1"})
+    merged = repo.merge("plain", "main", metadata={"key1": "val1"}).commit
     assert merged.metadata == {"key1": "val1", ".lakefs.merge.strategy": "default"}
     for strategy in ("dest-wins", "source-wins"):
         repo.create_branch(strategy, "main")
-        merged = repo.merge("dev", strategy, strategy=strategy)
+        merged = repo.merge("dev", strategy, strategy=strategy).commit
         assert merged.metadata[".lakefs.merge.strategy"] == strategy
         assert merged.metadata[".graveler.merge.strategy"] == strategy

@@ -158,7 +158,7 @@ def test_revert_merge_needs_a_parent(repo):
     repo.create_branch("branch1", "main")
     repo.put("branch1", "merge/foo/bar2", b"2")
     repo.commit("branch1", "second")
-    merge = repo.merge("branch1", "main", fast_forward=False)
+    merge = repo.merge("branch1", "main", fast_forward=False).commit
     with pytest.raises(InvalidArgument, match="parent_number"):
         repo.revert("main", merge.id)
     repo.revert("main", merge.id, parent_number=1)

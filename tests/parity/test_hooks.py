@@ -83,7 +83,9 @@ def test_pre_merge_hook(make_repo):
         repo.merge(source.id, "destination", message="message", metadata={"key1": "val1"})
     assert _state(repo) == before and repo.branch("destination").commit_id == dest.id
     hook.error = None
-    merged = repo.merge(source.id, "destination", message="message", metadata={"key1": "val1"})
+    merged = repo.merge(
+        source.id, "destination", message="message", metadata={"key1": "val1"}
+    ).commit
     ctx = hook.calls[-1]
     assert ctx.branch == "destination" and ctx.source_ref == source.id
     assert ctx.commit.id == merged.id and ctx.commit.parents == (dest.id, source.id)

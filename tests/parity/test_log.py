@@ -191,9 +191,11 @@ def test_log_by_path_through_merges(repo):
     c["D"] = commit("main", 2, ["data/b/b.txt"], "D")
     repo.create_branch("branch-b", "main")
     c["P"] = commit("branch-b", 1, ["data/c/banana.txt"], "P")
-    c["R"] = repo.merge("branch-b", "main", fast_forward=False).id  # lakeFS never fast-forwards
+    c["R"] = repo.merge(
+        "branch-b", "main", fast_forward=False
+    ).commit.id  # lakeFS never fast-forwards
     c["M"] = commit("branch-a", 1, ["data/a/d.txt"], "M")
-    c["N"] = repo.merge("branch-a", "main", fast_forward=False).id
+    c["N"] = repo.merge("branch-a", "main", fast_forward=False).commit.id
     c["X"] = commit("main", 3, ["data/a/a.txt", "data/c/zebra.txt"], "X")
     cases = [
         ({"objects": ["data/a/d.txt"]}, "M"),
@@ -230,7 +232,7 @@ def test_no_merges_and_first_parent(repo):
     side = repo.commit("side", "side work")
     repo.put("main", "m", b"1")
     main = repo.commit("main", "main work")
-    merge = repo.merge("side", "main")
+    merge = repo.merge("side", "main").commit
     assert [c.id for c in repo.log("main", amount=3)] == [merge.id, main.id, side.id]
     assert [c.id for c in repo.log("main", no_merges=True, amount=2)] == [main.id, side.id]
     assert side.id not in {c.id for c in repo.log("main", first_parent=True)}
