@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="SQLAlchemy URL of the refs database (env GRAVELER_DATABASE_URL)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON document per command")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     repo = sub.add_parser("repo", help="create, list and delete repositories")
     rs = repo.add_subparsers(dest="action", required=True, parser_class=_Parser)
