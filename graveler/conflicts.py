@@ -21,9 +21,11 @@ The resolver comes on top of the strategies: keys it leaves (None) go to ``dest-
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any, cast
 
 from graveler import entry as entries
 from graveler.committed.merge import MergeStrategy, RecordResolver
@@ -94,6 +96,24 @@ def record_resolver(resolver: ConflictResolver | None) -> RecordResolver | None:
             ) from None
 
     return resolve
+
+
+def load_resolver(path: str) -> ConflictResolver:
+    """The resolver a ``package.module:function`` name points at (the command line's
+    ``merge --resolver``: the operator names code already installed). Raises
+    InvalidArgument when the name is malformed or does not load."""
+    module, _, attr = path.partition(":")
+    if not module or not attr or any(p.startswith("_") or not p for p in attr.split(".")):
+        raise InvalidArgument(f"resolver {path!r} must look like 'package.module:function'")
+    try:
+        target: Any = importlib.import_module(module)
+        for name in attr.split("."):
+            target = getattr(target, name)
+    except (ImportError, AttributeError) as exc:
+        raise InvalidArgument(f"resolver {path!r} cannot be loaded: {exc}") from None
+    if not callable(target):
+        raise InvalidArgument(f"resolver {path!r} is not callable")
+    return cast(ConflictResolver, target)
 
 
 def _entry(rec: ValueRecord | None) -> ObjectEntry | None:

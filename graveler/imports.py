@@ -25,6 +25,7 @@ import hashlib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from urllib.parse import unquote, urlsplit
 
 from graveler import validate
@@ -97,33 +98,49 @@ def import_data(
     src = _parse_source(source)
     _check_outside_namespaces(repo, src)
     prefix = _destination(destination)
+    text, meta = _commit_fields(src, message, metadata)
+    who = _committer(committer)
+    clean_branch(repo, branch, "import")
+    entries = list(_entries(src, prefix, _store(repo, src)))
+    attempt = partial(_commit, repo, branch, prefix, entries, (text, who, meta))
+    commit = retry_moved(attempt, f"import into {branch!r}")
+    return ImportResult(commit, len(entries), src.uri, prefix)
+
+
+def _commit(
+    repo: RepoContext,
+    branch: str,
+    prefix: str,
+    entries: list[ObjectEntry],
+    fields: tuple[str, str, dict[str, str]],
+) -> Commit:
+    """One try at committing the import over the branch's current head."""
+    text, who, meta = fields
+    b = clean_branch(repo, branch, "import")
+    head = repo.get_commit(b.commit_id)
+    tree, _ = repo.committed.apply(
+        head.metarange_id, _replacing(repo, head.metarange_id, prefix, entries)
+    )
+    if tree == head.metarange_id:
+        raise NoChanges(f"importing into {branch!r} changes nothing")
+    proposed = make_commit([head], tree, text, who, meta)
+    event = EventRecord(HookEvent.PRE_COMMIT, proposed, branch=branch, source_ref=branch)
+    repo.hooks.run(repo, event)
+    new = advance_branch(repo, b, proposed)
+    repo.hooks.run(repo, event.after())
+    return new
+
+
+def _commit_fields(
+    src: _Source, message: str | None, metadata: Mapping[str, str] | None
+) -> tuple[str, dict[str, str]]:
     meta = validate.metadata(metadata)
     meta[LAKEFS_MERGE_STRATEGY_KEY] = "source-wins"
     meta[IMPORT_SOURCE_KEY] = src.uri
     text = message if message is not None else f"Import from {src.uri}"
     if not isinstance(text, str) or not text.strip():
         raise InvalidArgument("an import needs a non-empty message")
-    validate.text(text, "commit message")
-    who = _committer(committer)
-    clean_branch(repo, branch, "import")
-    entries = list(_entries(src, prefix, _store(repo, src)))
-
-    def attempt() -> Commit:
-        b = clean_branch(repo, branch, "import")
-        head = repo.get_commit(b.commit_id)
-        changes = _replacing(repo, head.metarange_id, prefix, entries)
-        tree, _ = repo.committed.apply(head.metarange_id, changes)
-        if tree == head.metarange_id:
-            raise NoChanges(f"importing {src.uri} into {branch!r} changes nothing")
-        proposed = make_commit([head], tree, text, who, meta)
-        event = EventRecord(HookEvent.PRE_COMMIT, proposed, branch=branch, source_ref=branch)
-        repo.hooks.run(repo, event)
-        new = advance_branch(repo, b, proposed)
-        repo.hooks.run(repo, event.after())
-        return new
-
-    commit = retry_moved(attempt, f"import into {branch!r}")
-    return ImportResult(commit, len(entries), src.uri, prefix)
+    return validate.text(text, "commit message"), meta
 
 
 def _parse_source(uri: str) -> _Source:

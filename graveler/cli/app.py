@@ -63,8 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     r = bs.add_parser("reset", help="drop uncommitted changes (--hard: also move the head)")
     r.add_argument("uri", metavar="graveler://REPO/BRANCH")
     r.add_argument("--prefix", default=None, help="only changes under this path prefix")
-    r.add_argument("--hard", default=None, metavar="REF",
-                   help="move the branch to REF and drop every uncommitted change")
+    r.add_argument(
+        "--hard",
+        default=None,
+        metavar="REF",
+        help="move the branch to REF and drop every uncommitted change",
+    )
     bs.add_parser("protect", help="allow merges only").add_argument(
         "uri", metavar="graveler://REPO/BRANCH"
     )
@@ -118,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("dest", metavar="graveler://REPO/DEST")
     m.add_argument("--strategy", choices=["dest-wins", "source-wins"], default=None)
     m.add_argument("-m", "--message", default=None)
+    m.add_argument(
+        "--resolver",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="conflict resolver, an installed callable (before --strategy)",
+    )
 
     actions.add_parsers(sub)
     maintenance.add_parsers(sub)

@@ -19,6 +19,7 @@ from graveler.cli.shared import (
     status,
 )
 from graveler.client import Graveler
+from graveler.conflicts import load_resolver
 from graveler.errors import InvalidArgument
 
 
@@ -196,8 +197,9 @@ def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 def merge(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, source, _ = ref_uri(gv, a.source)
     dest = same_repo(repo, a.dest)
+    resolver = load_resolver(a.resolver) if a.resolver else None
     with status(out, f"Merging {source} into {dest} ..."):
-        merged = repo.merge(source, dest, strategy=a.strategy, message=a.message)
+        merged = repo.merge(source, dest, strategy=a.strategy, message=a.message, resolver=resolver)
     out.commit(merged.commit, heading=f"Merged {source} into {dest}:")
     return 0
 

@@ -12,7 +12,11 @@ from graveler.errors import BranchNotFound, MergeConflict
 
 
 def merges_of(repo, run: Run) -> list:
-    return [c for c in repo.log("main") if c.metadata.get(runs.RUN_KEY) == run.identity]
+    return [
+        c
+        for c in repo.log("main", first_parent=True)
+        if c.metadata.get(runs.RUN_KEY) == run.identity
+    ]
 
 
 def write(repo, run: Run, path: str, data: bytes) -> None:

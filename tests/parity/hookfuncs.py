@@ -25,3 +25,7 @@ def csv_only(ctx: HookContext) -> None:
 
 def _private(ctx: HookContext) -> None:
     CALLS.append(ctx)
+
+
+def prefer_source_for_csv(conflict):  # a conflict resolver, for `graveler merge --resolver`
+    return "source" if conflict.path.endswith(".csv") else None

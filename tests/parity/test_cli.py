@@ -187,3 +187,39 @@ def test_import(cli, tmp_path):
     assert "needs a branch" in cli(
         "import", "--from", src.as_uri(), "--to", "graveler://lake", code=2
     )
+
+
+def test_merge_with_a_resolver(cli, tmp_path):
+    cli("repo", "create", "graveler://lake", (tmp_path / "ns").as_uri())
+    cli("branch", "create", "graveler://lake/dev", "--source", "graveler://lake/main")
+    f = tmp_path / "f"
+    for branch in ("dev", "main"):
+        f.write_text(branch)
+        cli("fs", "upload", str(f), f"graveler://lake/{branch}/a.csv")
+        cli("fs", "upload", str(f), f"graveler://lake/{branch}/b.txt")
+        cli("commit", f"graveler://lake/{branch}", "-m", branch)
+    assert "conflict" in cli("merge", "graveler://lake/dev", "graveler://lake/main", code=4)
+    resolver = "tests.parity.hookfuncs:prefer_source_for_csv"
+    assert "b.txt" in cli(
+        "merge", "graveler://lake/dev", "graveler://lake/main", "--resolver", resolver, code=4
+    )  # b.txt is left undecided
+    merged = cli(
+        "merge",
+        "graveler://lake/dev",
+        "graveler://lake/main",
+        "--resolver",
+        resolver,
+        "--strategy",
+        "dest-wins",
+    )
+    assert merged["metadata"][".lakefs.merge.strategy"] == "dest-wins"
+    assert cli("fs", "stat", "graveler://lake/main/a.csv")["size"] == 3  # "dev"
+    assert cli("fs", "stat", "graveler://lake/main/b.txt")["size"] == 4  # "main"
+    assert "cannot be loaded" in cli(
+        "merge",
+        "graveler://lake/dev",
+        "graveler://lake/main",
+        "--resolver",
+        "tests.parity.hookfuncs:nope",
+        code=2,
+    )
