@@ -4,10 +4,10 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS ?= dev,s3,postgres,airflow,dagster,spark,fsspec,dataframes,bench,docs
+EXTRAS ?= dev,s3,postgres,airflow,dagster,spark,fsspec,dataframes,bench,docs,ui
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv test test-fast stress lint typecheck postgres demo tour bench docs docs-serve clean
+.PHONY: venv test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
 
 venv: $(STAMP)
 
@@ -21,7 +21,17 @@ $(STAMP): pyproject.toml constraints.txt
 postgres:
 	@bash scripts/start-postgres.sh
 
-test: venv postgres
+# Debian's Chromium (and its driver) for the UI's real-browser test, tests/ui: Playwright
+# drives /usr/bin/chromium (its own browser download cannot work here). Installed when
+# missing, as root, non-interactively.
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+			chromium chromium-driver >/dev/null; \
+	fi
+
+test: venv postgres browser
 	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' $(PY) -m pytest -q -p no:cacheprovider
 
 # The long form of tests/stress (the short form runs inside `make test`): 8 writer processes x

@@ -314,14 +314,16 @@ class Difference:
 
 
 def diff_refs(
-    repo: RepoContext, left: str, right: str, *, prefix: str = ""
+    repo: RepoContext, left: str, right: str, *, prefix: str = "", after: str = ""
 ) -> Iterator[Difference]:
     """Committed differences from ``left`` to ``right`` (under ``prefix``, a plain key
-    prefix: ``"tables/t/"`` for a directory), in path order. A prefix seeks into both trees:
-    the cost follows what lies under it."""
+    prefix: ``"tables/t/"`` for a directory), in path order, starting past the path
+    ``after`` (for paging: pass the last path of the previous page). A prefix or ``after``
+    seeks into both trees: the cost follows what lies under the prefix past ``after``."""
     key_prefix = prefix_key(prefix)
+    start = _start_after(after)
     lc, rc = repo.resolve(left).commit, repo.resolve(right).commit
-    for d in repo.committed.diff(lc.metarange_id, rc.metarange_id, key_prefix):
+    for d in repo.committed.diff(lc.metarange_id, rc.metarange_id, key_prefix, start):
         yield Difference(
             ChangeType(d.type.value),
             d.key.decode(),
@@ -330,12 +332,16 @@ def diff_refs(
         )
 
 
-def diff_uncommitted(repo: RepoContext, branch: str, *, prefix: str = "") -> Iterator[Difference]:
-    """The branch's staged changes (under ``prefix``) relative to its head commit."""
+def diff_uncommitted(
+    repo: RepoContext, branch: str, *, prefix: str = "", after: str = ""
+) -> Iterator[Difference]:
+    """The branch's staged changes (under ``prefix``, past the path ``after``) relative to
+    its head commit, in path order."""
     key_prefix = prefix_key(prefix)
+    start = _start_after(after)
     b = repo.refs.get_branch(repo.name, branch)
     mid = repo.get_commit(b.commit_id).metarange_id
-    for staged in merged_staging(repo.staging, branch_tokens(b), prefix=key_prefix):
+    for staged in merged_staging(repo.staging, branch_tokens(b), start, key_prefix):
         committed = repo.committed.get(mid, staged.key)
         left = entries.decode(staged.key, committed.value) if committed else None
         right = entries.decode(staged.key, staged.value) if staged.value is not None else None
@@ -346,6 +352,12 @@ def diff_uncommitted(repo: RepoContext, branch: str, *, prefix: str = "") -> Ite
             yield Difference(ChangeType.ADDED, path, None, right)
         elif right is not None and committed is not None and committed.identity != staged.identity:
             yield Difference(ChangeType.CHANGED, path, left, right)
+
+
+def _start_after(after: str) -> bytes:
+    """The smallest key past the path ``after`` (b"" when it is empty)."""
+    key = prefix_key(validate.text(after, "after"))
+    return key + b"\x00" if key else b""
 
 
 def _committer(committer: str | None) -> str:

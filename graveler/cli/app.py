@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from graveler.cli import actions, commands, history, maintenance
 from graveler.cli import gc as gc_command
+from graveler.cli import ui as ui_command
 from graveler.cli.output import Output
 from graveler.errors import GravelerError
 
@@ -132,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     actions.add_parsers(sub)
     maintenance.add_parsers(sub)
     gc_command.add_parser(sub)
+    ui_command.add_parser(sub)
     return p
 
 

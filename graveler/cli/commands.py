@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from graveler import uri as uris
-from graveler.cli import actions, fs, history, maintenance
+from graveler.cli import actions, fs, history, maintenance, ui
 from graveler.cli import gc as gc_command
 from graveler.cli.output import Output, branch_doc, diff_doc, repo_doc, tag_doc
 from graveler.cli.shared import (
@@ -229,5 +229,6 @@ HANDLERS: dict[str, Handler] = {
     **history.HANDLERS,
     **actions.HANDLERS,
     **maintenance.HANDLERS,
+    **ui.HANDLERS,
     "gc": gc,
 }

@@ -118,22 +118,26 @@ class CommittedManager:
         """New tree = ``base_id`` with key-ordered ``changes`` applied."""
         return apply_changes(self.files, self.settings, self.ranges(base_id), changes)
 
-    def diff(self, left_id: str, right_id: str, prefix: bytes = b"") -> Iterator[DiffEntry]:
-        """Differences turning ``left_id`` into ``right_id`` under ``prefix``, in key order.
+    def diff(
+        self, left_id: str, right_id: str, prefix: bytes = b"", start: bytes = b""
+    ) -> Iterator[DiffEntry]:
+        """Differences turning ``left_id`` into ``right_id`` under ``prefix`` with keys >=
+        ``start``, in key order.
 
-        With a prefix, both trees are cut to the ranges that can hold its keys (a binary
-        search in each metarange), so the cost follows the ranges under the prefix, not the
-        size of the trees."""
+        With a prefix or a start key, both trees are cut to the ranges that can hold such keys
+        (a binary search in each metarange), so the cost follows the ranges under the prefix
+        and past the start (one page of a long diff costs one page), not the size of the
+        trees."""
         if left_id == right_id:
             return iter(())
         left, right = self.files.metarange(left_id), self.files.metarange(right_id)
-        if not prefix:
+        if not prefix and not start:
             return diff_trees(self.files, left.ranges, right.ranges, left.ids, right.ids)
-        (lo, hi), (ro, rhi) = _span(left, prefix), _span(right, prefix)
+        (lo, hi), (ro, rhi) = _span(left, prefix, start), _span(right, prefix, start)
         found = diff_trees(
             self.files, left.ranges[lo:hi], right.ranges[ro:rhi], left.ids[lo:hi], right.ids[ro:rhi]
         )
-        return _under(found, prefix)
+        return _under(found, prefix, start)
 
     def merge(
         self,
@@ -176,19 +180,22 @@ def _summary_of(entries: Iterable[DiffEntry]) -> ApplySummary:
 __all__ = ["ApplySummary", "Change", "CommittedManager", "MergeStrategy", "ValueRecord"]
 
 
-def _span(meta: MetarangeData, prefix: bytes) -> tuple[int, int]:
-    """The slice of ``meta``'s ranges that may hold keys starting with ``prefix``."""
-    first = meta.range_for(prefix)
+def _span(meta: MetarangeData, prefix: bytes, start: bytes = b"") -> tuple[int, int]:
+    """The slice of ``meta``'s ranges that may hold keys starting with ``prefix`` and not
+    below ``start``."""
+    first = meta.range_for(max(prefix, start))
     upper = successor(prefix)
     last = len(meta.ranges) if upper is None else min(meta.range_for(upper) + 1, len(meta.ranges))
     return first, max(first, last)
 
 
-def _under(entries: Iterator[DiffEntry], prefix: bytes) -> Iterator[DiffEntry]:
-    """The entries whose keys start with ``prefix`` (the boundary ranges of a cut tree also
-    hold keys outside it); stops at the first key past the prefix."""
+def _under(entries: Iterator[DiffEntry], prefix: bytes, start: bytes = b"") -> Iterator[DiffEntry]:
+    """The entries whose keys start with ``prefix`` and are >= ``start`` (the boundary ranges
+    of a cut tree also hold keys outside those bounds); stops at the first key past the
+    prefix."""
     for entry in entries:
         if entry.key.startswith(prefix):
-            yield entry
+            if entry.key >= start:
+                yield entry
         elif entry.key > prefix:
             return

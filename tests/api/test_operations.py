@@ -48,6 +48,24 @@ def test_diff_between_refs_and_uncommitted(repo):
     assert list(repo.diff("main", "main")) == []
 
 
+def test_diff_pages_on_after_a_path(repo):
+    """``after`` resumes a diff (committed or uncommitted) past the last path of a page."""
+    for name in ("a/1", "a/2", "b/1", "c"):
+        repo.put("main", name, b"x")
+    c1 = repo.commit("main", "c1")
+    for name in ("a/1", "a/2", "b/1", "c"):
+        repo.put("main", name, b"y")
+    staged = [d.path for d in repo.diff_uncommitted("main", after="a/2")]
+    assert staged == ["b/1", "c"]
+    assert [d.path for d in repo.diff_uncommitted("main", prefix="a/", after="a/1")] == ["a/2"]
+    c2 = repo.commit("main", "c2")
+    assert [d.path for d in repo.diff(c1.id, c2.id, after="a")] == ["a/1", "a/2", "b/1", "c"]
+    assert [d.path for d in repo.diff(c1.id, c2.id, after="a/2")] == ["b/1", "c"]
+    assert [d.path for d in repo.diff(c1.id, c2.id, prefix="a/", after="a/2")] == []
+    with pytest.raises(InvalidArgument):
+        list(repo.diff(c1.id, c2.id, after="a\x00"))
+
+
 def test_merge_fast_forward_and_merge_commit(repo):
     repo.put("main", "base", b"b")
     repo.commit("main", "base")

@@ -154,6 +154,23 @@ def test_diff_under_a_prefix_matches_model(manager_factory, left, changes, which
     assert got == model_diff(left, right, prefix)
 
 
+@HYP
+@given(
+    left=trees,
+    changes=change_sets,
+    which=st.sampled_from(SETTINGS),
+    prefix=st.sampled_from([b"", b"k/", b"k/a"]),
+    start=st.binary(min_size=0, max_size=3).map(lambda b: b"k/" + b if b else b""),
+)
+def test_diff_from_a_start_key_matches_model(manager_factory, left, changes, which, prefix, start):
+    """Paging: the diff from ``start`` on is the model's diff without the keys below it."""
+    cm = manager_factory(which)
+    right = applied(left, changes)
+    lid, rid = build(cm, left), build(cm, right)
+    got = [(e.type, e.key) for e in cm.diff(lid, rid, prefix, start)]
+    assert got == [(t, k) for t, k in model_diff(left, right, prefix) if k >= start]
+
+
 def test_diff_under_a_prefix_reads_only_the_ranges_under_it(manager_factory):
     """A change under one prefix of a wide tree is found without opening the ranges of the
     other prefixes: the cut happens in the metarange, not after a full diff."""

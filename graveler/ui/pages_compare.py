@@ -1,0 +1,137 @@
+"""Pages: comparing two refs, its counts by prefix, and a branch's uncommitted changes.
+
+A comparison page lists one page of changes (a seek into both trees, so its cost follows the
+page, not the repository) grouped by folder, with counts per prefix. When the first page
+holds every change the counts come with it; otherwise the page fetches them from
+``/compare/summary``, which counts in slices (see :mod:`graveler.ui.summary`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from graveler.errors import BranchNotFound, InvalidArgument
+from graveler.repository import Repository
+from graveler.ui.changes import page_of
+from graveler.ui.context import is_htmx, links_for, ui_of
+from graveler.ui.summary import SLICE_SECONDS, Summary
+
+router = APIRouter()
+#: How long the uncommitted-changes page counts (staging changes, so counts are not kept).
+UNCOMMITTED_COUNT_SECONDS = 1.0
+
+
+@router.get("/repos/{repo}/compare")
+def compare(
+    request: Request, repo: str, left: str = "", right: str = "", prefix: str = "", after: str = ""
+) -> Response:
+    """The changes from ``left`` to ``right`` (their commits: staged changes are on the
+    uncommitted-changes page) under ``prefix``, a page past the path ``after``."""
+    ui = ui_of(request)
+    r = ui.repository(repo)
+    if not left or not right:
+        names = sorted(b.name for b in r.list_branches())
+        return ui.render(request, "compare_form.html", repo=r, left=left, right=right, names=names)
+    lc, rc = r.resolve(left).commit, r.resolve(right).commit
+    page = page_of(r.diff(lc.id, rc.id, prefix=prefix, after=after), ui.options.page_size)
+    links = links_for(request)
+    more = links.compare(r.name, left, right, prefix, page.next_after) if page.next_after else None
+    common: dict[str, Any] = {
+        "repo": r,
+        "left": left,
+        "right": right,
+        "page": page,
+        "more_url": more,
+        "after": after,
+    }
+    if is_htmx(request) and after:
+        return ui.render(request, "_change_rows.html", **common)
+    summary = page.summary(prefix) if not after else None
+    target = _merge_target(r, left) if ui.options.allow_writes else None
+    return ui.render(
+        request,
+        "compare.html",
+        **common,
+        prefix=prefix,
+        left_commit=lc,
+        right_commit=rc,
+        summary=summary,
+        merge_into=target,
+        prefix_link=lambda p: links.compare(r.name, left, right, p),
+    )
+
+
+def _merge_target(repo: Repository, left: str) -> str | None:
+    """``left`` when it names a branch (merging ``right`` into it is offered), else None."""
+    try:
+        return repo.branch(left).name
+    except BranchNotFound:
+        return None
+
+
+@router.get("/repos/{repo}/compare/summary")
+def compare_summary(
+    request: Request, repo: str, left: str, right: str, prefix: str = ""
+) -> Response:
+    """The counts of a comparison by prefix: one more slice of counting per request; the
+    fragment asks again until the count is complete."""
+    ui = ui_of(request)
+    r = ui.repository(repo)
+    lc, rc = r.resolve(left).commit, r.resolve(right).commit
+    summary = ui.summaries.get((r.name, lc.id, rc.id, prefix), prefix)
+    if not summary.complete and summary.lock.acquire(blocking=False):
+        try:
+            summary.count(r.diff(lc.id, rc.id, prefix=prefix, after=summary.resume), SLICE_SECONDS)
+        finally:
+            summary.lock.release()
+    links = links_for(request)
+    return ui.render(
+        request,
+        "_summary.html",
+        repo=r,
+        summary=summary,
+        poll=links.compare_summary(r.name, left, right, prefix),
+        prefix_link=lambda p: links.compare(r.name, left, right, p),
+    )
+
+
+@router.get("/repos/{repo}/changes")
+def uncommitted(
+    request: Request, repo: str, branch: str = "", prefix: str = "", after: str = ""
+) -> Response:
+    """``branch``'s uncommitted changes under ``prefix``, a page past the path ``after``."""
+    ui = ui_of(request)
+    r = ui.repository(repo)
+    if not branch:
+        raise InvalidArgument("name the branch whose uncommitted changes to show (?branch=)")
+    b = r.branch(branch)
+    page = page_of(r.diff_uncommitted(b.name, prefix=prefix, after=after), ui.options.page_size)
+    links = links_for(request)
+    more = links.changes(r.name, b.name, prefix, page.next_after) if page.next_after else None
+    common: dict[str, Any] = {
+        "repo": r,
+        "left": f"{b.name}@",
+        "right": b.name,
+        "page": page,
+        "more_url": more,
+        "after": after,
+    }
+    if is_htmx(request) and after:
+        return ui.render(request, "_change_rows.html", **common)
+    summary = page.summary(prefix) if not after else None
+    if summary is None and not after:
+        summary = Summary(prefix)
+        summary.count(r.diff_uncommitted(b.name, prefix=prefix), UNCOMMITTED_COUNT_SECONDS)
+    return ui.render(
+        request,
+        "changes.html",
+        **common,
+        branch=b,
+        prefix=prefix,
+        summary=summary,
+        poll="",
+        prefix_link=lambda p: links.changes(r.name, b.name, p),
+    )
