@@ -56,6 +56,7 @@ PUBLIC_MODULES = {
     "graveler.gc",
     "graveler.objectstore",
     "graveler.runs",
+    "graveler.ui",
     "graveler.ui.links",
     "graveler.uri",
 }

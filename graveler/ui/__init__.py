@@ -1,13 +1,40 @@
 """graveler's web UI: repositories, branches, the log, commits, comparisons and objects.
 
     graveler ui                       # http://127.0.0.1:8765, read-only
-    graveler ui --allow-writes        # adds merge, revert and delete-branch buttons
+    graveler ui --allow-writes        # adds merge, revert and delete-branch actions
 
-The app (:func:`graveler.ui.app.create_app`) is a FastAPI application rendering Jinja templates,
-with htmx (shipped in ``static/``) for lazy and paged parts; it needs the ``ui`` extra
-(``pip install graveler[ui]``). Orchestrator integrations link into it with
-:class:`graveler.ui.links.Links`, which needs nothing beyond the standard library, so this
-package's ``__init__`` imports nothing.
+    from graveler.ui import UIOptions, create_app
+    app = create_app(Graveler(), UIOptions(allow_writes=False))   # any ASGI server
+
+The app is FastAPI rendering Jinja templates, with htmx (shipped in ``static/``) for the
+parts that load lazily or page on; it needs the ``ui`` extra (``pip install graveler[ui]``).
+Integrations that only link into a running UI use :class:`Links`, which needs nothing beyond
+the standard library: names are imported lazily, so ``graveler.ui.links`` never pulls in the
+web stack.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from graveler.ui.app import create_app
+    from graveler.ui.context import UIOptions
+    from graveler.ui.links import Links
+
+_EXPORTS = {
+    "create_app": "graveler.ui.app",
+    "UIOptions": "graveler.ui.context",
+    "Links": "graveler.ui.links",
+}
+__all__ = ["Links", "UIOptions", "create_app"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graveler.ui' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
