@@ -73,7 +73,7 @@ class LazyApp:
     """An ASGI app that builds :func:`build_app` on its first request."""
 
     def __init__(self) -> None:
-        self._app: FastAPI | None = None  # noqa: F821 (a local annotation, never evaluated)
+        self._app: FastAPI | None = None
         self._lock = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:

@@ -6,15 +6,16 @@ run's branch or to the merge commit that published the run."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
-
-from graveler.repository import Repository
 from graveler_airflow.lineage import DAG_ID, RUN_ID
 from graveler_airflow.run_branch import run_branch_name
 from graveler_airflow.ui_plugin import DAG_RUN_ROUTE, PREFIX
+
+from graveler.repository import Repository
 from graveler.ui.links import AIRFLOW_PREFIX
 from tests.airflow.harness import AirflowEnv
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.slow
 def _probe(env: AirflowEnv, paths: list[str]) -> dict:
     done = subprocess.run(
         [sys.executable, "-m", "tests.airflow.ui_probe", *paths],
-        env={**__import__("os").environ, **env.env},
+        env={**os.environ, **env.env},
         capture_output=True,
         text=True,
         timeout=300,
