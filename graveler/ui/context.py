@@ -19,7 +19,7 @@ from graveler.client import Graveler
 from graveler.repository import Repository
 from graveler.ui.csrf import COOKIE, Csrf
 from graveler.ui.links import Links
-from graveler.ui.summary import SummaryCache
+from graveler.ui.summary import SLICE_SECONDS, SummaryCache
 from graveler.ui.templating import make_environment
 
 #: Rows per page of every paged listing (objects, changes, branches, log).
@@ -30,12 +30,14 @@ LOG_PAGE_SIZE = 40
 @dataclass(frozen=True)
 class UIOptions:
     """How the app behaves. ``allow_writes`` adds the merge, revert and delete-branch
-    actions; ``title`` names the deployment in the page header."""
+    actions; ``title`` names the deployment; ``page_size`` / ``log_page_size`` are rows per
+    page; ``count_seconds`` is how long one request counts a comparison's changes."""
 
     allow_writes: bool = False
     title: str = "graveler"
     page_size: int = PAGE_SIZE
     log_page_size: int = LOG_PAGE_SIZE
+    count_seconds: float = SLICE_SECONDS
 
 
 class UI:

@@ -17,7 +17,7 @@ from graveler.errors import BranchNotFound, InvalidArgument
 from graveler.repository import Repository
 from graveler.ui.changes import page_of
 from graveler.ui.context import is_htmx, links_for, ui_of
-from graveler.ui.summary import SLICE_SECONDS, Summary
+from graveler.ui.summary import Summary
 
 router = APIRouter()
 #: How long the uncommitted-changes page counts (staging changes, so counts are not kept).
@@ -84,7 +84,10 @@ def compare_summary(
     summary = ui.summaries.get((r.name, lc.id, rc.id, prefix), prefix)
     if not summary.complete and summary.lock.acquire(blocking=False):
         try:
-            summary.count(r.diff(lc.id, rc.id, prefix=prefix, after=summary.resume), SLICE_SECONDS)
+            summary.count(
+                r.diff(lc.id, rc.id, prefix=prefix, after=summary.resume),
+                ui.options.count_seconds,
+            )
         finally:
             summary.lock.release()
     links = links_for(request)
