@@ -39,10 +39,11 @@ def merge(
     strategy: str = Form(""),
     csrf_token: str = Form("", alias=FIELD),
 ) -> Response:
-    """Merge ``source`` into branch ``dest``; shows the merge commit (or fast-forward)."""
+    """Merge ``source`` into branch ``dest`` with a merge commit (never a fast-forward, so
+    the log shows what was merged); shows that commit."""
     ui = _writable(request, csrf_token)
     r = ui.repository(repo)
-    result = r.merge(source, dest, strategy=strategy or None)
+    result = r.merge(source, dest, strategy=strategy or None, fast_forward=False)
     return RedirectResponse(links_for(request).commit(r.name, result.commit.id), status_code=303)
 
 

@@ -18,6 +18,8 @@ from graveler.repository import Repository
 XSS = '<script>alert("x")</script>'
 XSS_KEY = f"notes/{XSS}.txt"
 XSS_BRANCH = "fix/<img-src=x-onerror=alert(1)>"
+#: A name that would break a Content-Disposition header if copied into it raw.
+HEADER_KEY = 'notes/say "hi"\r\nX-Injected: 1.txt'
 AIRFLOW_LINK = "https://airflow.example.com/dags/orders/runs/scheduled__2026-11-04"
 DAGSTER_BRANCH = "dagster-run-8c1f2a6e"
 #: A 1x1 PNG.
@@ -60,6 +62,7 @@ def build(gv: Graveler) -> Repository:
     repo.put("main", "images/logo.png", PNG, content_type="image/png")
     repo.put("main", "README.txt", b"Orders lake: raw CSV in raw/, Parquet in tables/.\n")
     repo.put("main", XSS_KEY, XSS.encode())
+    repo.put("main", HEADER_KEY, b"hi")
     repo.put("main", "site/page.html", b"<html><script>alert(1)</script></html>")
     meta = {XSS: XSS, "report[url:ui]": "javascript:alert(1)"}
     repo.commit("main", f"Load raw orders {XSS}", metadata=meta, committer="alice")
