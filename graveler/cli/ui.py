@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from typing import Any
 
 from graveler.cli.output import Output
@@ -24,13 +25,23 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("ui", help="serve the web UI (read-only unless --allow-writes)")
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on ({DEFAULT_HOST})")
     p.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port ({DEFAULT_PORT}; 0: any free one)"
+        "--port", type=_port, default=DEFAULT_PORT, help=f"port ({DEFAULT_PORT}; 0: any free one)"
     )
     p.add_argument(
         "--allow-writes",
         action="store_true",
         help="offer merge, revert and delete-branch actions (default: read-only)",
     )
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, not {text!r}")
+    return port
 
 
 def ui(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
@@ -47,7 +58,11 @@ def ui(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     app = app_module.create_app(gv, options, allowed_hosts=hosts)
     server = server_module.UIServer(app, a.host, a.port)
     mode = "read-write" if a.allow_writes else "read-only"
-    out.message(f"graveler UI ({mode}) on {server.url}  (Ctrl-C stops it)")
+    if out.as_json:
+        out.json({"url": server.url, "allow_writes": a.allow_writes})
+    else:
+        out.message(f"graveler UI ({mode}) on {server.url}  (Ctrl-C stops it)")
+    sys.stdout.flush()  # the address, before serving (a pipe would hold it back)
     server.run()
     return 0
 
