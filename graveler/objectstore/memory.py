@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import BinaryIO
 
 from graveler.errors import InvalidURI, ObjectNotFound
-from graveler.objectstore._io import check_range, iter_chunks, utc_now
+from graveler.objectstore._io import BaseObjectWriter, check_range, iter_chunks, utc_now
 from graveler.objectstore.keys import validate_key, validate_prefix
 from graveler.objectstore.port import ObjectInfo
 
@@ -53,7 +53,14 @@ class MemoryObjectStore:
     def put(self, key: str, data: bytes | BinaryIO) -> ObjectInfo:
         """Store ``data`` under ``key``; readers see the old or the new value, never a mix."""
         validate_key(key)
-        value = b"".join(iter_chunks(data))
+        return self._store(key, b"".join(iter_chunks(data)))
+
+    def open_writer(self, key: str, *, fresh: bool = False) -> BaseObjectWriter:
+        """A writer buffering the object in memory until ``commit`` stores it."""
+        validate_key(key)
+        return _MemoryWriter(self, key)
+
+    def _store(self, key: str, value: bytes) -> ObjectInfo:
         stored = _Stored(value, utc_now())
         with self._lock:
             self._objects[key] = stored
@@ -112,6 +119,22 @@ class MemoryObjectStore:
         """Always None: nothing of a memory store is on disk."""
         validate_key(key)
         return None
+
+
+class _MemoryWriter(BaseObjectWriter):
+    def __init__(self, store: MemoryObjectStore, key: str) -> None:
+        super().__init__(key)
+        self._store_to = store
+        self._parts: list[bytes] = []
+
+    def _write(self, view: memoryview) -> None:
+        self._parts.append(bytes(view))
+
+    def _publish(self) -> ObjectInfo:
+        return self._store_to._store(self.key, b"".join(self._parts))
+
+    def _discard(self) -> None:
+        self._parts.clear()
 
 
 _registry: dict[str, MemoryObjectStore] = {}

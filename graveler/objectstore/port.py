@@ -15,6 +15,14 @@ Contracts shared by every backend (checked by ``tests/objectstore/test_conforman
   directory), recursively, sorted by key.
 * Transient backend failures are retried inside the backend; what escapes is
   :class:`StorageError` (or a more specific :class:`GravelerError`).
+* ``open_writer`` is the push-style twin of ``put``: bytes are *written to* an
+  :class:`ObjectWriter`, which hashes them (SHA-256) and counts them on the way. Nothing
+  appears under the key before ``commit``; ``commit`` publishes atomically (as ``put``) and
+  returns when the object is durable; ``abort`` (or leaving a ``with`` block with an
+  exception, or closing the writer uncommitted) discards everything written. With
+  ``fresh=True`` the caller promises the key is a new, unique name that no reader knows
+  before ``commit`` (a new physical address): a backend may then write in place, and a
+  reader that looks before ``commit`` may see a partial object.
 """
 
 from __future__ import annotations
@@ -34,6 +42,43 @@ class ObjectInfo:
     mtime: datetime  # timezone-aware, UTC
 
 
+class ObjectWriter(Protocol):
+    """A push-style upload of one object (see the module docstring for the contract).
+    Also a writable binary file object (``io.RawIOBase``), so libraries that write to
+    files (pyarrow, pandas) can write into it directly."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def size(self) -> int:
+        """Bytes written so far."""
+        ...
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        """Append ``data``; returns its length. ValueError after commit or abort."""
+        ...
+
+    def sha256(self) -> str:
+        """Hex SHA-256 of the bytes written so far."""
+        ...
+
+    def commit(self) -> ObjectInfo:
+        """Publish the object atomically and durably. On failure everything written is
+        discarded and the error propagates. Committing twice returns the same info."""
+        ...
+
+    def abort(self) -> None:
+        """Discard everything written (a no-op after commit or a first abort)."""
+        ...
+
+    def __enter__(self) -> ObjectWriter: ...
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        """Commit when the block ends normally, abort when it raises."""
+        ...
+
+
 @runtime_checkable
 class ObjectStore(Protocol):
     """A flat namespace of immutable-by-convention byte objects."""
@@ -45,6 +90,11 @@ class ObjectStore(Protocol):
 
     def put(self, key: str, data: bytes | BinaryIO) -> ObjectInfo:
         """Atomically create or replace ``key`` with ``data``; returns the stored object's info."""
+        ...
+
+    def open_writer(self, key: str, *, fresh: bool = False) -> ObjectWriter:
+        """A writer that creates or replaces ``key`` on ``commit`` (see the module docstring;
+        ``fresh``: a new unique key nobody reads before commit)."""
         ...
 
     def get(self, key: str) -> bytes:

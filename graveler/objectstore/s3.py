@@ -47,6 +47,7 @@ from graveler.errors import (
 from graveler.objectstore._io import CHUNK_SIZE, ExactReader, check_range, utc_now
 from graveler.objectstore.keys import validate_key, validate_prefix
 from graveler.objectstore.port import ObjectInfo
+from graveler.objectstore.s3_writer import S3ObjectWriter
 
 ENDPOINT_ENV = "GRAVELER_S3_ENDPOINT_URL"
 DEFAULT_REGION = "us-east-1"
@@ -224,12 +225,19 @@ class S3ObjectStore:
             f"(gave up after up to {self._max_attempts} attempt(s))"
         )
 
-    def _call(self, action: str, key: str | None, fn: Callable[[], _T]) -> _T:
+    @property
+    def client(self) -> Any:
+        """The boto3 S3 client (for :mod:`graveler.objectstore.s3_writer`)."""
+        return self._client
+
+    def call(self, action: str, key: str | None, fn: Callable[[], _T]) -> _T:
         """Run one boto3 call (botocore retries inside) and translate what escapes."""
         try:
             return fn()
         except (ClientError, BotoCoreError, S3UploadFailedError) as exc:
             raise self._error(exc, action, key) from exc
+
+    _call = call
 
     def _fetch(self, key: str, **params: str) -> bytes:
         """GET ``key`` (with optional Range) and read its body, re-requesting a broken body."""
@@ -277,6 +285,11 @@ class S3ObjectStore:
             lambda: self._client.upload_fileobj(reader, self._bucket, full, Config=self._transfer),
         )
         return ObjectInfo(key, reader.size, utc_now())
+
+    def open_writer(self, key: str, *, fresh: bool = False) -> S3ObjectWriter:
+        """A writer of ``key``: one PutObject for a small object, a multipart upload of 8 MiB
+        parts sent as they fill for a large one (see :mod:`graveler.objectstore.s3_writer`)."""
+        return S3ObjectWriter(self, key, self._full_key(key), MULTIPART_CHUNK)
 
     def get(self, key: str) -> bytes:
         """The whole object; ObjectNotFound if missing."""

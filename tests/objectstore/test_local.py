@@ -29,6 +29,32 @@ def store(root: Path) -> LocalObjectStore:
     return LocalObjectStore(str(root))
 
 
+def test_writers_leave_no_temp_files(store: LocalObjectStore, root: Path) -> None:
+    store.put("d/obj", b"old")
+    writer = store.open_writer("d/obj")
+    writer.write(b"new")
+    assert any(name.startswith(TMP_PREFIX) for name in os.listdir(root / "d"))
+    assert [i.key for i in store.list()] == ["d/obj"]  # the temporary file is not an object
+    writer.abort()
+    fresh = store.open_writer("d/fresh", fresh=True)
+    fresh.write(b"partial")
+    fresh.abort()
+    assert _all_files(root) == ["d/obj"]
+    with store.open_writer("d/obj") as w:
+        w.write(b"newer")
+    with store.open_writer("d/fresh", fresh=True) as w:
+        w.write(b"in place")
+    assert _all_files(root) == ["d/fresh", "d/obj"]
+    assert (root / "d" / "obj").read_bytes() == b"newer"
+
+
+def test_fresh_writer_refuses_an_existing_key(store: LocalObjectStore) -> None:
+    store.put("d/taken", b"old")
+    with pytest.raises(StorageError):
+        store.open_writer("d/taken", fresh=True)
+    assert store.get("d/taken") == b"old"
+
+
 def test_failed_put_leaves_old_object_and_no_temp_files(store: LocalObjectStore, root: Path):
     store.put("d/obj", b"old")
     broken = CountingReader(os.urandom(8 * MiB), fail_after=3)
