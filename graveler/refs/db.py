@@ -40,6 +40,8 @@ from graveler.errors import AlreadyExists, GravelerError, InvalidArgument, Stora
 
 #: Execution option read by the SQLite ``begin`` hook: "DEFERRED" or "IMMEDIATE".
 BEGIN_OPTION = "graveler_sqlite_begin"
+#: Execution option read by the SQLite ``begin`` hook: the ``synchronous`` level of a write.
+SYNC_OPTION = "graveler_sqlite_synchronous"
 
 SUPPORTED_DIALECTS = ("sqlite", "postgresql")
 
@@ -74,6 +76,9 @@ class Database:
             hint = " (needs: pip install 'graveler[postgres]')" if self.is_postgres else ""
             raise InvalidArgument(f"cannot open database URL {url!r}: {exc}{hint}") from exc
         self._writer = self.engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
+        self._relaxed = self.engine.execution_options(
+            **{BEGIN_OPTION: "IMMEDIATE", SYNC_OPTION: "NORMAL"}
+        )
 
     @property
     def is_postgres(self) -> bool:
@@ -86,11 +91,21 @@ class Database:
             yield conn
 
     @contextmanager
-    def write(self, what: str, *, duplicate: str | None = None) -> Iterator[Connection]:
+    def write(
+        self, what: str, *, duplicate: str | None = None, durable: bool = True
+    ) -> Iterator[Connection]:
         """A write transaction (SQLite: ``BEGIN IMMEDIATE``), committed when the block exits
         normally and rolled back otherwise. A unique-constraint violation becomes
-        ``AlreadyExists(duplicate)`` when ``duplicate`` is given."""
-        with translate_errors(what, duplicate=duplicate), self._writer.begin() as conn:
+        ``AlreadyExists(duplicate)`` when ``duplicate`` is given.
+
+        ``durable=False`` (SQLite only; staging writes) commits with ``synchronous=NORMAL``:
+        the WAL is written but not fsynced, so the transaction survives a crash of the
+        process at once, and a power loss from the next durable transaction (or WAL
+        checkpoint) on, which fsyncs the WAL with everything before it. Every other write is
+        ``synchronous=FULL``: durable when it returns. Either way the database stays
+        consistent."""
+        engine = self._writer if durable else self._relaxed
+        with translate_errors(what, duplicate=duplicate), engine.begin() as conn:
             yield conn
 
     def close(self) -> None:
@@ -125,7 +140,13 @@ def _sqlite_engine(url: str, busy_timeout: float) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        mode = conn.get_execution_options().get(BEGIN_OPTION, "DEFERRED")
+        options = conn.get_execution_options()
+        mode = options.get(BEGIN_OPTION, "DEFERRED")
+        if mode == "IMMEDIATE":
+            sync = options.get(SYNC_OPTION, "FULL")
+            if conn.info.get(SYNC_OPTION) != sync:  # per connection, outside transactions
+                conn.exec_driver_sql(f"PRAGMA synchronous = {sync}")
+                conn.info[SYNC_OPTION] = sync
         conn.exec_driver_sql(f"BEGIN {mode}")
 
     return engine

@@ -100,7 +100,8 @@ class RefStore(Protocol):
 class StagingStore(Protocol):
     def stage(self, repo: str, branch: str, entries: Iterable[StagedEntry]) -> str:
         """Write entries (values or tombstones; last write per key wins) under the branch's
-        current staging token in one transaction; return that token. Raises BranchNotFound."""
+        current staging token in one transaction; return that token. Raises BranchNotFound,
+        or ProtectedBranch when the branch is protected (checked in the same transaction)."""
         ...
 
     def get_staged(self, token: str, key: bytes) -> StagedEntry | None:
