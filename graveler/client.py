@@ -36,6 +36,7 @@ from graveler.objectstore import ObjectStore, open_object_store
 from graveler.refs.sql import SqlMetadataStore
 from graveler.repository import Repository
 from graveler.staging import new_staging_token
+from graveler.views import ReadCache
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
 #: Commits kept in memory per client (they are immutable; lakeFS keeps 50,000 too).
@@ -76,6 +77,7 @@ class Graveler:
         )
         self.store_options = dict(self.settings.store_options)
         self.commit_cache: CommitCache = CommitCache(COMMIT_CACHE_SIZE)
+        self.read_cache = ReadCache()
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -133,7 +135,13 @@ class Graveler:
         store = self.object_store(info.storage_namespace)
         committed = CommittedManager(store, self.cache, info.range_settings)
         parts = RepositoryParts(
-            self.metadata, self.metadata, store, committed, self.commit_cache, self.settings
+            self.metadata,
+            self.metadata,
+            store,
+            committed,
+            self.commit_cache,
+            self.settings,
+            self.read_cache,
         )
         return Repository(info, parts)
 
@@ -145,6 +153,7 @@ class Graveler:
         self.metadata.get_repository(name)
         self.metadata.delete_repository(name)
         self.commit_cache.clear()
+        self.read_cache.clear()
 
     def _check_namespace_free(self, name: str, namespace: str) -> None:
         for other in self.metadata.list_repositories():

@@ -63,11 +63,18 @@ def retry_moved(attempt: Callable[[], T], what: str) -> T:
     raise AssertionError("unreachable")
 
 
-def update_branch(repo: RepoContext, name: str, change: Callable[[Branch], Branch]) -> Branch:
-    """Apply ``change`` to the branch row with compare-and-swap retries."""
+def update_branch(
+    repo: RepoContext,
+    name: str,
+    change: Callable[[Branch], Branch],
+    first: Branch | None = None,
+) -> Branch:
+    """Apply ``change`` to the branch row with compare-and-swap retries. ``first`` is a row
+    read just before (a branch view's): the first attempt swaps from it without reading."""
+    pending = [] if first is None else [first]
 
     def attempt() -> Branch:
-        current = repo.refs.get_branch(repo.name, name)
+        current = pending.pop() if pending else repo.refs.get_branch(repo.name, name)
         new = change(current)
         repo.refs.update_branch(repo.name, current, new)
         return new
@@ -79,13 +86,12 @@ def advance_branch(
     repo: RepoContext, expected: Branch, commit: Commit, *, record: bool = True, **changes: object
 ) -> Commit:
     """Move branch ``expected`` to ``commit`` with one compare-and-swap (raising BranchMoved
-    when the row changed since ``expected`` was read). ``commit`` is stored first unless
-    ``record`` is False (it is known to exist, as in a fast-forward); ``changes`` are further
-    branch fields to set in the same swap (``sealed_tokens=()`` after a commit)."""
-    if record:
-        repo.refs.add_commit(repo.name, commit)
+    when the row changed since ``expected`` was read). ``commit`` is stored in the same
+    transaction unless ``record`` is False (it is known to exist, as in a fast-forward);
+    ``changes`` are further branch fields to set in the same swap (``sealed_tokens=()`` after
+    a commit)."""
     moved = replace(expected, commit_id=commit.id, **changes)  # type: ignore[arg-type]
-    repo.refs.update_branch(repo.name, expected, moved)
+    repo.refs.advance_branch(repo.name, expected, moved, commit if record else None)
     return commit
 
 
@@ -101,23 +107,26 @@ def commit(
     committer: str | None = None,
     allow_empty: bool = False,
 ) -> Commit:
+    """Commit the branch's staged changes: seal its staging token (new writes go to a fresh
+    one), build the tree over its head, and move it there in one transaction that also
+    records the commit. Raises NoChanges, ProtectedBranch, BranchNotFound."""
     if not isinstance(message, str) or not message.strip():
         raise InvalidArgument("a commit needs a non-empty message (-m MESSAGE)")
     validate.text(message, "commit message")
     meta = validate.metadata(metadata)
     who = _committer(committer)
-    current = repo.refs.get_branch(repo.name, branch)
-    if current.protected:
+    view = repo.staging.branch_view(repo.name, branch)
+    if view.branch.protected:
         raise ProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
-    nothing_staged = not current.sealed_tokens and (
-        repo.staging.count_staged(current.staging_token) == 0
-    )
-    if nothing_staged and not allow_empty:
+    if view.clean and not allow_empty:
         raise NoChanges(f"branch {branch!r} has no uncommitted changes")
-    update_branch(repo, branch, lambda b: _seal(repo.name, b))
-    return retry_moved(
-        lambda: _commit_sealed(repo, branch, message, meta, who, allow_empty), f"commit {branch!r}"
-    )
+    sealed = [update_branch(repo, branch, lambda b: _seal(repo.name, b), view.branch)]
+
+    def attempt() -> Commit:
+        b = sealed.pop() if sealed else repo.refs.get_branch(repo.name, branch)
+        return _commit_sealed(repo, b, message, meta, who, allow_empty)
+
+    return retry_moved(attempt, f"commit {branch!r}")
 
 
 def _seal(repo_name: str, b: Branch) -> Branch:
@@ -127,14 +136,14 @@ def _seal(repo_name: str, b: Branch) -> Branch:
 
 
 def _commit_sealed(
-    repo: RepoContext, branch: str, message: str, meta: dict[str, str], who: str, allow_empty: bool
+    repo: RepoContext, b: Branch, message: str, meta: dict[str, str], who: str, allow_empty: bool
 ) -> Commit:
-    b = repo.refs.get_branch(repo.name, branch)
+    """Build the tree of ``b``'s sealed tokens over its commit and move ``b`` to it."""
     parent = repo.get_commit(b.commit_id)
     changes = as_changes(merged_staging(repo.staging, b.sealed_tokens))
     metarange_id, _ = repo.committed.apply(parent.metarange_id, changes)
     if metarange_id == parent.metarange_id and not allow_empty:
-        raise NoChanges(f"branch {branch!r}: the staged changes do not change anything")
+        raise NoChanges(f"branch {b.name!r}: the staged changes do not change anything")
     new = advance_branch(
         repo, b, make_commit([parent], metarange_id, message, who, meta), sealed_tokens=()
     )
@@ -272,9 +281,9 @@ def revert(
 
 
 def _clean_branch(repo: RepoContext, name: str, what: str) -> Branch:
-    b = repo.refs.get_branch(repo.name, name)
-    dirty = b.sealed_tokens or repo.staging.count_staged(b.staging_token) > 0
-    if dirty:
+    view = repo.staging.branch_view(repo.name, name)
+    b = view.branch
+    if not view.clean:
         raise DirtyBranch(
             f"cannot {what} {name!r}: it has uncommitted changes; commit or reset them first"
         )

@@ -11,7 +11,6 @@ import uuid
 from collections.abc import Iterator, Sequence
 
 from graveler.committed.apply import Change
-from graveler.committed.manager import CommittedManager
 from graveler.committed.record import ValueRecord
 from graveler.model import Branch, StagedEntry
 from graveler.refs.port import StagingStore
@@ -25,15 +24,6 @@ def new_staging_token(repo: str, branch: str) -> str:
 def branch_tokens(branch: Branch) -> tuple[str, ...]:
     """Tokens in read precedence order."""
     return (branch.staging_token, *branch.sealed_tokens)
-
-
-def staged_lookup(staging: StagingStore, tokens: Sequence[str], key: bytes) -> StagedEntry | None:
-    """The highest-precedence staged entry for ``key`` (possibly a tombstone), or None."""
-    for token in tokens:
-        entry = staging.get_staged(token, key)
-        if entry is not None:
-            return entry
-    return None
 
 
 def merged_staging(
@@ -80,16 +70,3 @@ def combined_records(
         else:
             yield c
             c = next(committed, None)
-
-
-def branch_records(
-    staging: StagingStore,
-    committed: CommittedManager,
-    branch: Branch,
-    metarange_id: str,
-    start: bytes = b"",
-    prefix: bytes = b"",
-) -> Iterator[ValueRecord]:
-    """Everything a reader of the branch sees, from ``start`` under ``prefix``."""
-    staged = merged_staging(staging, branch_tokens(branch), start, prefix)
-    return combined_records(staged, committed.iterate(metarange_id, start, prefix))

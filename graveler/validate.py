@@ -4,7 +4,7 @@ what is wrong and what is allowed; nothing is changed before validation passes."
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from graveler.errors import InvalidKey, InvalidName
 
@@ -64,6 +64,55 @@ def _is_utf8(value: str) -> bool:
 
 def object_key(path: str) -> bytes:
     """The engine key of an object path: non-empty UTF-8, at most 1024 bytes, no NUL."""
+    if type(path) is str:  # the hot path: one check per rule, messages built on failure only
+        try:
+            key = path.encode()
+        except UnicodeEncodeError:
+            pass
+        else:
+            if 0 < len(key) <= MAX_KEY_BYTES and b"\x00" not in key:
+                return key
+    return _refuse_key(path)
+
+
+def lookup_key(path: str) -> bytes:
+    """The key to *look up* ``path`` with, checked less than :func:`object_key`: only that it
+    is a ``str`` that encodes. Every key that was ever written passed :func:`object_key`, so
+    a key found needs no further check; callers run :func:`object_key` on a miss, which
+    raises InvalidKey for a path that could never have been written."""
+    if type(path) is str:
+        try:
+            return path.encode()
+        except UnicodeEncodeError:
+            pass
+    return object_key(path)
+
+
+def object_keys(paths: Sequence[str]) -> list[bytes]:
+    """:func:`object_key` of every path, checked as a batch (the checks of one key cost more
+    than its lookup); InvalidKey names the first bad path."""
+    try:
+        keys = list(map(str.encode, paths))
+    except (TypeError, UnicodeEncodeError):
+        keys = []
+    if len(keys) == len(paths) and (not keys or _all_valid(paths, keys)):
+        return keys
+    return [object_key(p) for p in paths]
+
+
+def _all_valid(paths: Sequence[str], keys: list[bytes]) -> bool:
+    lengths = list(map(len, keys))
+    return (
+        set(map(type, paths)) == {str}
+        and min(lengths) > 0
+        and max(lengths) <= MAX_KEY_BYTES
+        and b"\x00" not in b"".join(keys)
+    )
+
+
+def _refuse_key(path: str) -> bytes:
+    """:func:`object_key` for anything but a plain valid ``str``: the checks with their
+    messages (a ``str`` subclass that passes them is accepted)."""
     if not isinstance(path, str):
         raise InvalidKey(f"object path must be a string, got {type(path).__name__}")
     try:

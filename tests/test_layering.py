@@ -186,6 +186,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.branches",
             "graveler.operations",
             "graveler.reads",
+            "graveler.views",
             "graveler.writes",
             "graveler.resolve",
             "graveler.context",

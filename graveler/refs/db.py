@@ -18,7 +18,9 @@ fit for single-threaded use.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +39,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.pool import StaticPool
 
 from graveler.errors import AlreadyExists, GravelerError, InvalidArgument, StorageError
+from graveler.refs.changes import ChangeMarker, local_only, sqlite_marker
 
 #: Execution option read by the SQLite ``begin`` hook: "DEFERRED" or "IMMEDIATE".
 BEGIN_OPTION = "graveler_sqlite_begin"
@@ -79,6 +82,13 @@ class Database:
         self._relaxed = self.engine.execution_options(
             **{BEGIN_OPTION: "IMMEDIATE", SYNC_OPTION: "NORMAL"}
         )
+        #: Write transactions this object has ended (committed or not): with
+        #: :meth:`changes`, what tells caches that something may have changed.
+        self.local_writes = 0
+        self._sqlite_path = _sqlite_file(parsed.database) if self.dialect == "sqlite" else None
+        self._busy_timeout = busy_timeout
+        self._changes: ChangeMarker | None = None
+        self._changes_lock = threading.Lock()
 
     @property
     def is_postgres(self) -> bool:
@@ -105,12 +115,38 @@ class Database:
         ``synchronous=FULL``: durable when it returns. Either way the database stays
         consistent."""
         engine = self._writer if durable else self._relaxed
-        with translate_errors(what, duplicate=duplicate), engine.begin() as conn:
-            yield conn
+        try:
+            with translate_errors(what, duplicate=duplicate), engine.begin() as conn:
+                yield conn
+        finally:
+            self.local_writes += 1
+
+    def changes(self) -> ChangeMarker | None:
+        """SQLite: the marker of commits by other connections and processes
+        (:mod:`graveler.refs.changes`), opened on first use; None on PostgreSQL, where
+        nothing is cached."""
+        if self.is_postgres:
+            return None
+        with self._changes_lock:
+            if self._changes is None:
+                if self._sqlite_path is None:
+                    self._changes = local_only()
+                else:
+                    self._changes = sqlite_marker(self._sqlite_path, self._busy_timeout)
+            return self._changes
 
     def close(self) -> None:
         """Close every pooled connection. The object must not be used afterwards."""
+        if self._changes is not None:
+            self._changes.close()
         self.engine.dispose()
+
+
+def _sqlite_file(database: str | None) -> str | None:
+    """The absolute path (or ``file:`` URI) of a SQLite database, None when in memory."""
+    if database in (None, "", ":memory:") or "mode=memory" in database:
+        return None
+    return database if database.startswith("file:") else os.path.abspath(database)
 
 
 def _sqlite_engine(url: str, busy_timeout: float) -> Engine:

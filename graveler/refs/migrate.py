@@ -122,7 +122,9 @@ class _EngineDatabase(Database):
         self.dialect = engine.dialect.name
         self.engine = engine
         # Takes effect only if the engine has graveler's SQLite begin hook; harmless otherwise.
-        self._writer = engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
+        self._writer = self._relaxed = engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
+        self.local_writes = 0
+        self._changes = None
 
     def close(self) -> None:
         pass

@@ -13,6 +13,10 @@ Concurrency contracts:
   either in the sealed token (and in that commit) or in the fresh token (staged for the next),
   never in a token nobody will read.
 * Reads of staging (``get_staged``, ``iter_staged``) see committed transactions only.
+* ``branch_view`` reads a branch row together with what is staged under its tokens. A view
+  reflects every transaction committed before the call, by any process: a backend may hand
+  out a cached view only after checking, in that call, that nothing was committed since it
+  was read.
 """
 
 from __future__ import annotations
@@ -21,6 +25,27 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 from graveler.model import Branch, Commit, Repository, StagedEntry, Tag
+
+
+class BranchView(Protocol):
+    """One consistent read of a branch: its row and the entries staged over its commit
+    (current token first, then sealed tokens newest first: the first entry for a key wins)."""
+
+    @property
+    def branch(self) -> Branch: ...
+
+    @property
+    def clean(self) -> bool:
+        """True when nothing at all is staged on the branch."""
+        ...
+
+    def lookup(self, key: bytes) -> StagedEntry | None:
+        """The winning staged entry for ``key`` (possibly a tombstone), or None."""
+        ...
+
+    def iter_staged(self, start: bytes = b"", prefix: bytes = b"") -> Iterator[StagedEntry]:
+        """Winning staged entries with key >= ``start`` under ``prefix``, bytewise order."""
+        ...
 
 
 class RefStore(Protocol):
@@ -58,6 +83,13 @@ class RefStore(Protocol):
     def update_branch(self, repo: str, expected: Branch, new: Branch) -> None:
         """Compare-and-swap ``expected`` -> ``new`` (same name). Raises BranchMoved or
         BranchNotFound."""
+        ...
+
+    def advance_branch(
+        self, repo: str, expected: Branch, new: Branch, commit: Commit | None = None
+    ) -> None:
+        """Store ``commit`` (unless None) and compare-and-swap ``expected`` -> ``new``, in one
+        transaction. Raises BranchMoved or BranchNotFound (and then stores nothing)."""
         ...
 
     def delete_branch(self, repo: str, name: str) -> Branch:
@@ -116,6 +148,11 @@ class StagingStore(Protocol):
         ...
 
     def count_staged(self, token: str) -> int: ...
+
+    def branch_view(self, repo: str, branch: str) -> BranchView:
+        """The branch and its staged entries as of now (see the module docstring). Raises
+        BranchNotFound."""
+        ...
 
     def drop_tokens(self, tokens: Sequence[str], prefix: bytes = b"") -> None:
         """Delete every entry of the given tokens (only keys under ``prefix`` when given)."""

@@ -21,6 +21,7 @@ from graveler.refs import rows
 from graveler.refs.db import Database
 from graveler.refs.pg_copy import COPY_MIN_ROWS, copy_upsert
 from graveler.refs.schema import branches, staged_entries
+from graveler.refs.sql_views import SqlBranchView, ViewCache
 
 #: Distinct keys written per upsert statement inside a ``stage`` call.
 DEFAULT_CHUNK_SIZE = 5_000
@@ -36,6 +37,15 @@ class SqlStagingStore:
         self._db = db
         self._chunk_size = chunk_size
         self._upsert = _Upsert(db)
+        self._views = ViewCache(
+            db, lambda token, start, prefix: self.iter_staged(token, start, prefix)
+        )
+
+    def branch_view(self, repo: str, branch: str) -> SqlBranchView:
+        """The branch row and its staged entries, read together (see
+        :mod:`graveler.refs.sql_views`; cached on SQLite while nothing is committed).
+        Raises BranchNotFound."""
+        return self._views.get(repo, branch)
 
     def stage(self, repo: str, branch: str, entries: Iterable[StagedEntry]) -> str:
         """Write ``entries`` under the branch's current staging token in one transaction and
@@ -118,8 +128,8 @@ class SqlStagingStore:
 
     def drop_tokens(self, tokens: Sequence[str], prefix: bytes = b"") -> None:
         """Delete every entry of ``tokens`` (only keys starting with ``prefix`` when given),
-        in one transaction."""
-        with self._db.write("drop staging tokens") as conn:
+        in one transaction (on SQLite with ``synchronous=NORMAL``, like ``stage``)."""
+        with self._db.write("drop staging tokens", durable=False) as conn:
             delete_tokens(conn, list(tokens), prefix)
 
 
