@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
-from graveler import branches, operations, reads, writes
+from graveler import branches, operations, reads, uploads, writes
 from graveler.commits import first_parent_log
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
@@ -109,6 +109,7 @@ class Repository:
     # --- objects --------------------------------------------------------------------------------
 
     put = writes.put
+    upload_many = uploads.upload_many
     link = writes.link
     make_linked_entry = writes.make_linked_entry
     stage_entries = writes.stage_entries

@@ -59,11 +59,13 @@ def store_object(
     *,
     content_type: str | None = None,
     metadata: Mapping[str, str] | None = None,
+    durable: bool = True,
 ) -> ObjectEntry:
-    """Write ``data`` durably to a new physical address, hashing it on the way; the entry
-    that describes it (not staged)."""
+    """Write ``data`` to a new physical address, hashing it on the way; the entry that
+    describes it (not staged). Durable on return, unless ``durable`` is False: then
+    ``repo.store.sync`` of its address must come before it is staged."""
     address = new_physical_address()
-    with repo.store.open_writer(address, fresh=True) as writer:
+    with repo.store.open_writer(address, fresh=True, durable=durable) as writer:
         for chunk in iter_chunks(data):
             writer.write(chunk)
     info = writer.commit()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import builtins
 import os
 import stat as stat_mod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import BinaryIO
 from urllib.parse import quote
@@ -28,7 +28,12 @@ from urllib.parse import quote
 from graveler.errors import InvalidArgument, InvalidKey, ObjectNotFound, StorageError
 from graveler.objectstore._io import check_range, from_timestamp, iter_chunks
 from graveler.objectstore.keys import validate_key, validate_prefix
-from graveler.objectstore.local_writer import TMP_PREFIX, LocalObjectWriter, fsync_directory
+from graveler.objectstore.local_writer import (
+    TMP_PREFIX,
+    LocalObjectWriter,
+    fsync_directory,
+    fsync_directory_async,
+)
 from graveler.objectstore.port import ObjectInfo
 
 __all__ = ["TMP_PREFIX", "LocalObjectStore"]
@@ -96,16 +101,26 @@ class LocalObjectStore:
                 writer.write(chunk)
         return writer.commit()
 
-    def open_writer(self, key: str, *, fresh: bool = False) -> LocalObjectWriter:
+    def open_writer(
+        self, key: str, *, fresh: bool = False, durable: bool = True
+    ) -> LocalObjectWriter:
         """A writer of ``key`` (see :mod:`graveler.objectstore.local_writer`). With ``fresh``
-        the file is written in place and must not exist yet (StorageError if it does)."""
+        the file is written in place and must not exist yet (StorageError if it does); with
+        ``durable=False`` its directory is left for :meth:`sync` to fsync."""
         path = self._path(key)
         error = partial(self._error, "writing", key)
         try:
             self._ensure_directory(os.path.dirname(path))
         except OSError as exc:
             raise error(exc) from exc
-        return LocalObjectWriter(key, path, fresh=fresh, error=error)
+        return LocalObjectWriter(key, path, fresh=fresh, durable=durable, error=error)
+
+    def sync(self, keys: Iterable[str]) -> None:
+        """Fsync the directory of every key (each directory once, several at a time): the
+        files themselves were fsynced by their writers' commits."""
+        directories = {os.path.dirname(self._path(key)) for key in keys}
+        for future in [fsync_directory_async(d) for d in directories]:
+            future.result()
 
     def _ensure_directory(self, directory: str) -> None:
         """Create ``directory`` and its missing parents, fsyncing each new entry's parent."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import BinaryIO
@@ -55,7 +55,9 @@ class MemoryObjectStore:
         validate_key(key)
         return self._store(key, b"".join(iter_chunks(data)))
 
-    def open_writer(self, key: str, *, fresh: bool = False) -> BaseObjectWriter:
+    def open_writer(
+        self, key: str, *, fresh: bool = False, durable: bool = True
+    ) -> BaseObjectWriter:
         """A writer buffering the object in memory until ``commit`` stores it."""
         validate_key(key)
         return _MemoryWriter(self, key)
@@ -73,6 +75,9 @@ class MemoryObjectStore:
         if stored is None:
             raise ObjectNotFound(f"no object {key!r} in {self.uri}")
         return stored
+
+    def sync(self, keys: Iterable[str]) -> None:
+        """Nothing to do: every commit is already durable (as durable as this store gets)."""
 
     def get(self, key: str) -> bytes:
         """The whole object; ObjectNotFound if missing."""

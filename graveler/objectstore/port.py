@@ -22,12 +22,15 @@ Contracts shared by every backend (checked by ``tests/objectstore/test_conforman
   exception, or closing the writer uncommitted) discards everything written. With
   ``fresh=True`` the caller promises the key is a new, unique name that no reader knows
   before ``commit`` (a new physical address): a backend may then write in place, and a
-  reader that looks before ``commit`` may see a partial object.
+  reader that looks before ``commit`` may see a partial object. With ``durable=False``,
+  ``commit`` publishes the object but may return before it is durable; ``sync(keys)`` then
+  makes all such objects durable at once (a batch pays for durability once; backends whose
+  commits are always durable do nothing).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import BinaryIO, Protocol, runtime_checkable
@@ -92,9 +95,15 @@ class ObjectStore(Protocol):
         """Atomically create or replace ``key`` with ``data``; returns the stored object's info."""
         ...
 
-    def open_writer(self, key: str, *, fresh: bool = False) -> ObjectWriter:
+    def open_writer(self, key: str, *, fresh: bool = False, durable: bool = True) -> ObjectWriter:
         """A writer that creates or replaces ``key`` on ``commit`` (see the module docstring;
-        ``fresh``: a new unique key nobody reads before commit)."""
+        ``fresh``: a new unique key nobody reads before commit; ``durable=False``: durable
+        only once :meth:`sync` is called for it)."""
+        ...
+
+    def sync(self, keys: Iterable[str]) -> None:
+        """Make durable the objects committed under ``keys`` by writers opened with
+        ``durable=False``."""
         ...
 
     def get(self, key: str) -> bytes:

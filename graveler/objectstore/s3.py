@@ -26,7 +26,7 @@ import io
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any, BinaryIO, Literal, TypeVar, cast
 
@@ -286,10 +286,13 @@ class S3ObjectStore:
         )
         return ObjectInfo(key, reader.size, utc_now())
 
-    def open_writer(self, key: str, *, fresh: bool = False) -> S3ObjectWriter:
+    def open_writer(self, key: str, *, fresh: bool = False, durable: bool = True) -> S3ObjectWriter:
         """A writer of ``key``: one PutObject for a small object, a multipart upload of 8 MiB
         parts sent as they fill for a large one (see :mod:`graveler.objectstore.s3_writer`)."""
         return S3ObjectWriter(self, key, self._full_key(key), MULTIPART_CHUNK)
+
+    def sync(self, keys: Iterable[str]) -> None:
+        """Nothing to do: every commit is already durable (as durable as this store gets)."""
 
     def get(self, key: str) -> bytes:
         """The whole object; ObjectNotFound if missing."""

@@ -24,12 +24,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from fsspec.callbacks import DEFAULT_CALLBACK
 from fsspec.spec import AbstractFileSystem, make_instance
 from fsspec.utils import stringify_path
 
 from graveler import ClientSettings, Graveler, ObjectEntry, Repository
 from graveler.errors import InvalidArgument
 from graveler_fsspec import listing
+from graveler_fsspec.bulk import upload_pairs
 from graveler_fsspec.errors import PathExists, PathNotFound, ReadOnlyBranch, ReadOnlyRef, translated
 from graveler_fsspec.files import GravelerReadFile, GravelerWriteFile
 from graveler_fsspec.listing import Info
@@ -63,6 +65,7 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
         self._client = client
         self._repos: dict[str, Repository] = {}
         self._lock = threading.Lock()
+        self._collect = threading.local()  # pairs gathered by ``put`` for one bulk upload
 
     # --- configuration -------------------------------------------------------------------------
 
@@ -287,6 +290,39 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
                 deleted += repo.delete_many(ref, _existing(repo, ref, keys))
         if not deleted and not any(self.isdir(t) for t in targets):
             raise PathNotFound(f"nothing to delete at {path!r}", str(path))
+
+    def put(
+        self,
+        lpath: Any,
+        rpath: Any,
+        recursive: bool = False,
+        callback: Any = DEFAULT_CALLBACK,
+        maxdepth: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Upload local files (a directory with ``recursive=True``). Outside a transaction
+        the files bound for one branch are written in parallel and staged in one
+        transaction (:mod:`graveler_fsspec.bulk`); inside one, file by file."""
+        if self._intrans or set(kwargs) - {"metadata"}:
+            super().put(lpath, rpath, recursive, callback, maxdepth, **kwargs)
+            return
+        pairs: list[tuple[str, str]] = []
+        self._collect.pairs = pairs
+        try:
+            super().put(lpath, rpath, recursive, callback, maxdepth)
+        finally:
+            self._collect.pairs = None
+        upload_pairs(self._write_target, pairs, kwargs.get("metadata"))
+
+    def put_file(
+        self, lpath: str, rpath: str, callback: Any = DEFAULT_CALLBACK, **kwargs: Any
+    ) -> None:
+        """One local file, or (inside :meth:`put`) one pair collected for the bulk upload."""
+        pairs = getattr(self._collect, "pairs", None)
+        if pairs is None:
+            super().put_file(lpath, rpath, callback=callback, **kwargs)
+        elif not os.path.isdir(lpath):
+            pairs.append((lpath, rpath))
 
     def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
         """Copy one object. Inside one repository this is a metadata-only copy (the new key

@@ -179,3 +179,29 @@ def test_missing_root_lists_nothing(tmp_path: Path) -> None:
     assert not store.exists("k")
     store.put("k", b"v")
     assert [i.key for i in store.list()] == ["k"]
+
+
+def test_directory_fsyncs_of_relaxed_writers_wait_for_sync(
+    store: LocalObjectStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Durable writers fsync their directory before commit returns; relaxed ones leave it to
+    ``sync``, which fsyncs each directory once."""
+    from graveler.objectstore import local_writer
+
+    synced: list[str] = []
+    real = local_writer.fsync_directory
+    monkeypatch.setattr(local_writer, "fsync_directory", lambda p: (synced.append(p), real(p)))
+    store.put("a/seed", b"")  # creates a/ (fsyncs of new directories are not counted below)
+    store.put("b/seed", b"")
+    synced.clear()
+    with store.open_writer("a/durable", fresh=True) as w:
+        w.write(b"x")
+    assert synced == [str(root / "a")]
+    synced.clear()
+    keys = ["a/1", "a/2", "b/1"]
+    for key in keys:
+        with store.open_writer(key, fresh=True, durable=False) as w:
+            w.write(b"x")
+    assert synced == []
+    store.sync(keys)
+    assert sorted(synced) == [str(root / "a"), str(root / "b")]

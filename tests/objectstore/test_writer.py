@@ -124,3 +124,19 @@ def test_invalid_keys_are_refused(store: ObjectStore) -> None:
     for bad in ("", "/abs", "a/../b", "a//b", "nul\x00"):
         with pytest.raises(InvalidKey):
             store.open_writer(bad)
+
+
+def test_relaxed_writers_publish_at_commit_and_sync_later(store: ObjectStore) -> None:
+    keys = [f"data/{i % 3:02x}/obj-{i}" for i in range(7)]
+    for key in keys:
+        with store.open_writer(key, fresh=True, durable=False) as writer:
+            writer.write(key.encode())
+    assert [store.get(k) for k in keys] == [k.encode() for k in keys]  # visible at commit
+    store.sync(keys)  # and durable now; syncing again, or nothing, is fine
+    store.sync(keys[:1])
+    store.sync([])
+    assert sorted(_keys(store)) == sorted(keys)
+    with store.open_writer("plain", durable=False) as writer:
+        writer.write(b"atomic too")
+    store.sync(["plain"])
+    assert store.get("plain") == b"atomic too"
