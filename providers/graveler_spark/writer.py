@@ -1,9 +1,12 @@
 """Writing a DataFrame into a branch: executors write Parquet, the driver stages it all at once.
 
 Every task writes its rows as Parquet files (pyarrow) straight into the repository's storage
-namespace, under a prefix owned by the job: ``data/<jj>/<job-id>/``. It returns the files'
-physical addresses, sizes and SHA-256 checksums in a :class:`WrittenFiles` message. A task
-that fails deletes what it wrote before failing. The driver's :meth:`GravelerWriter.commit`
+namespace, under a prefix owned by the job: ``data/<jj>/<job-id>/``. pyarrow writes into the
+object store's push-style writer (``ObjectStore.open_writer``), which hashes the bytes on the
+way and makes each file durable when it is committed: in place on a local namespace,
+multipart on S3, no temporary copy either way. The task returns the files' physical
+addresses, sizes and SHA-256 checksums in a :class:`WrittenFiles` message. A task that fails
+deletes what it wrote before failing. The driver's :meth:`GravelerWriter.commit`
 then stages every file in one SQL transaction (see :mod:`graveler_spark.commit`), and
 :meth:`GravelerWriter.abort` deletes every file of the job and stages nothing.
 """
@@ -11,13 +14,9 @@ then stages every file in one SQL transaction (see :mod:`graveler_spark.commit`)
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import os
-import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from graveler.objectstore import ObjectStore
+    from graveler.objectstore import ObjectStore, ObjectWriter
 
 
 @dataclass
@@ -105,7 +104,7 @@ class ParquetSink:
         if self._open is not None:
             with contextlib.suppress(Exception):
                 self._open.writer.close()
-            _remove(self._open.local)  # the file itself, or the local copy before upload
+            self._open.sink.abort()
         for f in self.done:
             self.store.delete(f.address)
 
@@ -119,19 +118,18 @@ class ParquetSink:
             f"{self.job.scratch_prefix}part-{self.partition:05d}-a{self.attempt}-c{seq:03d}"
             f"-{unique}.parquet"
         )
-        local = self.store.local_path(address)
-        if local is None:
-            fd, local = tempfile.mkstemp(prefix="graveler-spark-", suffix=".parquet")
-            os.close(fd)
-        else:
-            os.makedirs(os.path.dirname(local), exist_ok=True)
-        writer = pq.ParquetWriter(
-            local,
-            first.schema,
-            compression=self.job.compression,
-            use_dictionary=self._dictionary_columns(first),
-        )
-        self._open = _OpenFile(self.job.target.key(name), address, local, writer)
+        sink = self.store.open_writer(address, fresh=True)
+        try:
+            writer = pq.ParquetWriter(
+                sink,
+                first.schema,
+                compression=self.job.compression,
+                use_dictionary=self._dictionary_columns(first),
+            )
+        except BaseException:
+            sink.abort()
+            raise
+        self._open = _OpenFile(self.job.target.key(name), address, sink, writer)
         return self._open
 
     def _dictionary_columns(self, first: pa.RecordBatch) -> list[str]:
@@ -146,21 +144,14 @@ class ParquetSink:
         self._open = None
         try:
             current.writer.close()
-            checksum, size = _sha256(current.local)
-            mtime = self._publish(current)
+            info = current.sink.commit()
         except BaseException:
-            _remove(current.local)
+            current.sink.abort()
             raise
-        self.done.append(WrittenFile(current.path, current.address, size, checksum, mtime))
-
-    def _publish(self, current: _OpenFile) -> datetime:
-        """Upload the finished file unless it was written in place; returns its mtime."""
-        if self.store.local_path(current.address) == current.local:
-            return datetime.fromtimestamp(os.stat(current.local).st_mtime, UTC)
-        with open(current.local, "rb") as fh:
-            info = self.store.put(current.address, fh)
-        _remove(current.local)
-        return info.mtime
+        checksum = current.sink.sha256()
+        self.done.append(
+            WrittenFile(current.path, current.address, info.size, checksum, info.mtime)
+        )
 
 
 def dictionary_columns(batch: pa.RecordBatch) -> list[str]:
@@ -186,21 +177,6 @@ def dictionary_columns(batch: pa.RecordBatch) -> list[str]:
 class _OpenFile:
     path: str
     address: str
-    local: str
+    sink: ObjectWriter  # the object being written: pyarrow writes into it
     writer: pq.ParquetWriter
     rows: int = 0
-
-
-def _sha256(path: str) -> tuple[str, int]:
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
-
-
-def _remove(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
