@@ -35,30 +35,6 @@ PHASES = {
 }
 
 
-def add_parser(sub: Any) -> None:
-    """The ``gc`` subcommand's arguments."""
-    g = sub.add_parser("gc", help="delete objects no retained commit or staged entry needs")
-    g.add_argument("uri", metavar="graveler://REPO")
-    g.add_argument("--dry-run", action="store_true", help="only print what would be deleted")
-    g.add_argument("--spark", action="store_true", help="run as a Spark job (graveler_spark)")
-    g.add_argument("--rules", metavar="FILE", help="retention rules JSON (lakeFS format)")
-    g.add_argument("--retention-days", type=float, default=None, metavar="DAYS")
-    g.add_argument(
-        "--branch-retention",
-        action="append",
-        default=[],
-        metavar="BRANCH=DAYS",
-        help="retention of one branch (repeatable)",
-    )
-    g.add_argument(
-        "--grace-hours",
-        type=float,
-        default=24.0,
-        metavar="HOURS",
-        help="never delete objects younger than this (default 24)",
-    )
-
-
 def run(repo: Repository, a: argparse.Namespace, out: Output, interactive: bool) -> int:
     rules = rules_from_args(a)
     if a.grace_hours < 0:

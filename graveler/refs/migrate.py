@@ -15,14 +15,12 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from graveler.refs.db import BEGIN_OPTION, Database
+from graveler.refs.revision import HEAD_REVISION as HEAD_REVISION
 from graveler.refs.schema import VERSION_TABLE
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
-#: The newest migration shipped with this build (checked against the scripts by a test). When a
-#: database already records it, opening the store skips importing Alembic altogether (~0.3 s).
-HEAD_REVISION = "0001"
 
 #: Where the migration scripts live (inside the installed package).
 SCRIPT_LOCATION = str(Path(__file__).with_name("migrations"))

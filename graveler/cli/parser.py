@@ -1,0 +1,172 @@
+"""The ``graveler`` command line's arguments: every subcommand and option, and nothing else.
+
+Kept free of engine imports, so that parsing (and ``--help``) costs no more than ``argparse``;
+:mod:`graveler.cli.app` imports a command's code only once it knows which command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"graveler: error: {message}; see 'graveler --help'\n")
+        sys.exit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="graveler",
+        description="Git for data lakes: branches, commits and merges over object storage.",
+    )
+    p.add_argument(
+        "--home",
+        default=None,
+        help="state directory (env GRAVELER_HOME, "
+        "default ./.graveler): SQLite database, cache, default namespaces",
+    )
+    p.add_argument(
+        "--database-url",
+        default=None,
+        help="SQLAlchemy URL of the refs database (env GRAVELER_DATABASE_URL)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON document per command")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    repo = sub.add_parser("repo", help="create, list and delete repositories")
+    rs = repo.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    c = rs.add_parser("create", help="create a repository")
+    c.add_argument("uri", metavar="graveler://REPO")
+    c.add_argument("namespace", metavar="NAMESPACE_URI", help="file:///path or s3://bucket/prefix")
+    c.add_argument("--default-branch", default="main")
+    rs.add_parser("list", help="list repositories")
+    d = rs.add_parser("delete", help="delete a repository's refs (object data is kept)")
+    d.add_argument("uri", metavar="graveler://REPO")
+
+    br = sub.add_parser("branch", help="create, list, delete, reset and protect branches")
+    bs = br.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    c = bs.add_parser("create", help="create a branch from a ref")
+    c.add_argument("uri", metavar="graveler://REPO/BRANCH")
+    c.add_argument("--source", required=True, metavar="graveler://REPO/REF")
+    bs.add_parser("list", help="list branches").add_argument("uri", metavar="graveler://REPO")
+    bs.add_parser("delete", help="delete a branch").add_argument(
+        "uri", metavar="graveler://REPO/BRANCH"
+    )
+    r = bs.add_parser("reset", help="drop uncommitted changes")
+    r.add_argument("uri", metavar="graveler://REPO/BRANCH")
+    r.add_argument("--prefix", default=None, help="only changes under this path prefix")
+    bs.add_parser("protect", help="allow merges only").add_argument(
+        "uri", metavar="graveler://REPO/BRANCH"
+    )
+
+    tag = sub.add_parser("tag", help="create, list and delete tags")
+    ts = tag.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    c = ts.add_parser("create", help="tag a ref")
+    c.add_argument("uri", metavar="graveler://REPO/TAG")
+    c.add_argument("ref", metavar="graveler://REPO/REF")
+    ts.add_parser("list", help="list tags").add_argument("uri", metavar="graveler://REPO")
+    ts.add_parser("delete", help="delete a tag").add_argument("uri", metavar="graveler://REPO/TAG")
+
+    fs = sub.add_parser("fs", help="objects: upload, cat, stat, ls, rm")
+    fss = fs.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    u = fss.add_parser("upload", help="upload a file or a directory")
+    u.add_argument("local", metavar="LOCAL_PATH")
+    u.add_argument("uri", metavar="graveler://REPO/BRANCH/PATH")
+    u.add_argument("--recursive", "-r", action="store_true")
+    fss.add_parser("cat", help="object bytes to stdout").add_argument(
+        "uri", metavar="graveler://REPO/REF/PATH"
+    )
+    fss.add_parser("stat", help="object metadata").add_argument(
+        "uri", metavar="graveler://REPO/REF/PATH"
+    )
+    ls = fss.add_parser("ls", help="list objects")
+    ls.add_argument("uri", metavar="graveler://REPO/REF/[PREFIX]")
+    ls.add_argument("--recursive", "-r", action="store_true")
+    rm = fss.add_parser("rm", help="delete objects (staged until commit)")
+    rm.add_argument("uri", metavar="graveler://REPO/BRANCH/PATH")
+    rm.add_argument("--recursive", "-r", action="store_true")
+
+    c = sub.add_parser("commit", help="commit a branch's staged changes")
+    c.add_argument("uri", metavar="graveler://REPO/BRANCH")
+    c.add_argument("-m", "--message", required=True)
+    c.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
+
+    lg = sub.add_parser("log", help="first-parent history of a ref")
+    lg.add_argument("uri", metavar="graveler://REPO/REF")
+    lg.add_argument("--amount", type=int, default=None)
+    sub.add_parser("show", help="the commit a ref resolves to").add_argument(
+        "uri", metavar="graveler://REPO/REF"
+    )
+
+    df = sub.add_parser(
+        "diff", help="differences between two refs, or a branch's uncommitted changes"
+    )
+    df.add_argument("left", metavar="graveler://REPO/LEFT")
+    df.add_argument("right", nargs="?", metavar="graveler://REPO/RIGHT")
+
+    m = sub.add_parser("merge", help="merge a ref into a branch")
+    m.add_argument("source", metavar="graveler://REPO/SOURCE")
+    m.add_argument("dest", metavar="graveler://REPO/DEST")
+    m.add_argument("--strategy", choices=["dest-wins", "source-wins"], default=None)
+    m.add_argument("-m", "--message", default=None)
+
+    rv = sub.add_parser("revert", help="commit the inverse of a commit")
+    rv.add_argument("branch", metavar="graveler://REPO/BRANCH")
+    rv.add_argument("ref", metavar="graveler://REPO/REF")
+    rv.add_argument("--parent-number", type=int, default=None)
+
+    _maintenance_parsers(sub)
+    _gc_parser(sub)
+    return p
+
+
+def _maintenance_parsers(sub: Any) -> None:
+    """Add ``fsck`` and ``refs`` to the CLI's sub-command parsers."""
+    f = sub.add_parser(
+        "fsck", help="check refs, history, trees and objects; exit 0 only when clean"
+    )
+    f.add_argument("uri", metavar="graveler://REPO")
+    f.add_argument(
+        "--verify-objects",
+        action="store_true",
+        help="also read every referenced object and check its SHA-256 (reads all the data)",
+    )
+    refs = sub.add_parser("refs", help="back up and restore commits, branches and tags")
+    rs = refs.add_subparsers(dest="action", required=True, parser_class=type(refs))
+    rs.add_parser("dump", help="write a refs dump into the storage namespace").add_argument(
+        "uri", metavar="graveler://REPO"
+    )
+    r = rs.add_parser("restore", help="recreate a repository's refs from a dump")
+    r.add_argument("uri", metavar="graveler://REPO")
+    r.add_argument("namespace", metavar="NAMESPACE_URI", help="where the dump is (file://, s3://)")
+    r.add_argument("--dump", default=None, metavar="DUMP_ID", help="default: the newest dump")
+
+
+def _gc_parser(sub: Any) -> None:
+    """The ``gc`` subcommand's arguments."""
+    g = sub.add_parser("gc", help="delete objects no retained commit or staged entry needs")
+    g.add_argument("uri", metavar="graveler://REPO")
+    g.add_argument("--dry-run", action="store_true", help="only print what would be deleted")
+    g.add_argument("--spark", action="store_true", help="run as a Spark job (graveler_spark)")
+    g.add_argument("--rules", metavar="FILE", help="retention rules JSON (lakeFS format)")
+    g.add_argument("--retention-days", type=float, default=None, metavar="DAYS")
+    g.add_argument(
+        "--branch-retention",
+        action="append",
+        default=[],
+        metavar="BRANCH=DAYS",
+        help="retention of one branch (repeatable)",
+    )
+    g.add_argument(
+        "--grace-hours",
+        type=float,
+        default=24.0,
+        metavar="HOURS",
+        help="never delete objects younger than this (default 24)",
+    )
