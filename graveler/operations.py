@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import partial
 from typing import TypeVar
 
 from graveler import entry as entries
@@ -68,15 +69,18 @@ def update_branch(
     name: str,
     change: Callable[[Branch], Branch],
     first: Branch | None = None,
+    *,
+    durable: bool = True,
 ) -> Branch:
     """Apply ``change`` to the branch row with compare-and-swap retries. ``first`` is a row
-    read just before (a branch view's): the first attempt swaps from it without reading."""
+    read just before (a branch view's): the first attempt swaps from it without reading.
+    ``durable`` as in :meth:`graveler.refs.port.RefStore.update_branch`."""
     pending = [] if first is None else [first]
 
     def attempt() -> Branch:
         current = pending.pop() if pending else repo.refs.get_branch(repo.name, name)
         new = change(current)
-        repo.refs.update_branch(repo.name, current, new)
+        repo.refs.update_branch(repo.name, current, new, durable=durable)
         return new
 
     return retry_moved(attempt, f"update branch {name!r}")
@@ -120,7 +124,10 @@ def commit(
         raise ProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
     if view.clean and not allow_empty:
         raise NoChanges(f"branch {branch!r} has no uncommitted changes")
-    sealed = [update_branch(repo, branch, lambda b: _seal(repo.name, b), view.branch)]
+    # The seal needs no fsync of its own: the branch move that ends the commit is durable and
+    # makes it durable too; a seal lost with a power loss leaves the changes staged, as before.
+    seal = partial(_seal, repo.name)
+    sealed = [update_branch(repo, branch, seal, view.branch, durable=False)]
 
     def attempt() -> Commit:
         b = sealed.pop() if sealed else repo.refs.get_branch(repo.name, branch)

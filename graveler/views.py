@@ -129,15 +129,15 @@ class ReadCache:
 
     def entries(self, records: Iterable[ValueRecord | None]) -> list[entries.ObjectEntry | None]:
         """:meth:`entry` of every record (None stays None), in order."""
-        memo = self._entries
+        get, decode = self._entries.get, self.entry
         out: list[entries.ObjectEntry | None] = []
-        append, decode = out.append, self.entry
+        append = out.append
         for rec in records:
             if rec is None:
                 append(None)
                 continue
-            found = memo.get(rec.value)
-            append(found[1] if found is not None and found[0] == rec.key else decode(*rec[::2]))
+            found = get(rec[2])
+            append(found[1] if found is not None and found[0] == rec[0] else decode(rec[0], rec[2]))
         return out
 
     def clear(self) -> None:

@@ -135,10 +135,10 @@ class TreeFiles:
 
     def write_range(
         self, keys: list[bytes], values: list[bytes], records: list[ValueRecord], size: int
-    ) -> tuple[RangeInfo, Future[None]]:
+    ) -> tuple[RangeInfo, Future[str]]:
         """Write one range file (``values`` are encoded SST values of ``records``). The file
         is built here and published to the store in the background: the returned future
-        completes (or raises) when it is stored."""
+        gives its key once it is stored (durable only after :meth:`write_metarange`)."""
         rid = file_id(RANGE_KIND, keys, values)
         stored = self._write_file(rid, keys, values)
         self.cache.put_decoded(
@@ -147,11 +147,12 @@ class TreeFiles:
         return RangeInfo(sys.intern(rid), keys[0], keys[-1], len(keys), size), stored
 
     def write_metarange(
-        self, ranges: Sequence[RangeInfo], pending: Sequence[Future[None]] = ()
+        self, ranges: Sequence[RangeInfo], pending: Sequence[Future[str]] = ()
     ) -> str:
         """Write the metarange of ``ranges`` (key order); the empty tree has ID ``""``.
-        Returns once it and the ``pending`` range files are all stored (the first failure
-        is raised)."""
+        Returns once it and the ``pending`` range files are all stored and durable (the
+        first failure is raised): the files are fsynced as they are stored, their directory
+        once for the whole tree (``ObjectStore.sync``)."""
         stored = list(pending)
         mid = EMPTY_METARANGE_ID
         if ranges:
@@ -160,11 +161,10 @@ class TreeFiles:
             mid = file_id(METARANGE_KIND, keys, values)
             stored.append(self._write_file(mid, keys, values))
             self.cache.put_decoded(mid, MetarangeData(mid, list(ranges)), 64 + 200 * len(ranges))
-        for future in stored:
-            future.result()
+        self.store.sync([future.result() for future in stored])
         return mid
 
-    def _write_file(self, fid: str, keys: list[bytes], values: list[bytes]) -> Future[None]:
+    def _write_file(self, fid: str, keys: list[bytes], values: list[bytes]) -> Future[str]:
         """Build the SST in the scratch directory, then store it in the background."""
         fd, path = tempfile.mkstemp(dir=self.scratch_dir, prefix=".tmp-", suffix=".sst")
         os.close(fd)
@@ -179,15 +179,18 @@ class TreeFiles:
         self.files_written += 1
         return _uploads().submit(self._publish, fid, path)
 
-    def _publish(self, fid: str, path: str) -> None:
+    def _publish(self, fid: str, path: str) -> str:
+        """Store the file (atomically; durable once its key is synced); returns its key."""
+        key = TREE_PREFIX + fid
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            self.store.put(TREE_PREFIX + fid, data)
+            with open(path, "rb") as fh, self.store.open_writer(key, durable=False) as writer:
+                while chunk := fh.read(1 << 20):
+                    writer.write(chunk)
             self.cache.adopt_file(fid, path)  # the scratch file becomes the disk-tier copy
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)  # only still there when storing failed
+        return key
 
     # --- verification --------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ class TreeWriter:
         self._last_key: bytes | None = None
         self.ranges_written = 0
         self.ranges_reused = 0
-        self._stored: list[Future[None]] = []  # range files being stored in the background
+        self._stored: list[Future[str]] = []  # range files being stored in the background
 
     @property
     def at_boundary(self) -> bool:

@@ -80,9 +80,12 @@ class RefStore(Protocol):
         """Sorted by name."""
         ...
 
-    def update_branch(self, repo: str, expected: Branch, new: Branch) -> None:
+    def update_branch(
+        self, repo: str, expected: Branch, new: Branch, *, durable: bool = True
+    ) -> None:
         """Compare-and-swap ``expected`` -> ``new`` (same name). Raises BranchMoved or
-        BranchNotFound."""
+        BranchNotFound. ``durable=False``: the swap may be lost with a power loss until the
+        next durable write (never torn)."""
         ...
 
     def advance_branch(

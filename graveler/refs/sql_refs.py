@@ -142,16 +142,19 @@ class SqlRefStore:
             result = conn.execute(query).all()
         return [rows.to_branch(row) for row in result]
 
-    def update_branch(self, repo: str, expected: Branch, new: Branch) -> None:
+    def update_branch(
+        self, repo: str, expected: Branch, new: Branch, *, durable: bool = True
+    ) -> None:
         """Compare-and-swap the whole branch row from ``expected`` to ``new`` (same name).
 
         The row is read ``FOR UPDATE`` (PostgreSQL; waits for in-flight ``stage`` calls, which
         hold it ``FOR SHARE``), compared with ``expected``, then updated where its version is
-        unchanged; the row count is checked. Raises BranchMoved, BranchNotFound, or
-        InvalidArgument when the names differ."""
+        unchanged; the row count is checked. ``durable=False`` (a commit's seal, made durable
+        by the branch move that follows it) commits like a staging write on SQLite. Raises
+        BranchMoved, BranchNotFound, or InvalidArgument when the names differ."""
         if new.name != expected.name:
             raise InvalidArgument(f"cannot rename branch {expected.name!r} to {new.name!r}")
-        with self._db.write(f"update branch {expected.name!r}") as conn:
+        with self._db.write(f"update branch {expected.name!r}", durable=durable) as conn:
             _swap_branch(conn, repo, expected, new)
 
     def advance_branch(
