@@ -33,12 +33,12 @@ def stat(repo: RepoContext, ref: str, path: str) -> ObjectEntry:
         if found is not None:
             if found.value is None:
                 raise ObjectNotFound(f"{path!r} is deleted on branch {ref!r}")
-            return cache.entry(key, found.value)
+            return cache.entry((key, found.identity, found.value))
     rec = view.get(key)
     if rec is None:
         validate.object_key(path)
         raise ObjectNotFound(f"no object {path!r} at {ref!r} in {repo.name!r}")
-    return cache.entry(key, rec.value)
+    return cache.entry(rec)
 
 
 def exists(repo: RepoContext, ref: str, path: str) -> bool:
@@ -59,8 +59,9 @@ def exists(repo: RepoContext, ref: str, path: str) -> bool:
 
 def stat_many(repo: RepoContext, ref: str, paths: Sequence[str]) -> list[ObjectEntry | None]:
     """Entries for many paths at once (None where absent), aligned with ``paths``.
-    Committed lookups are batched; a branch's staged changes are consulted per path."""
-    keys = validate.object_keys(paths)
+    Committed lookups are batched; a branch's staged changes are consulted per path.
+    Raises InvalidKey when a path is not a valid object path."""
+    keys = validate.lookup_keys(paths)
     cache = repo.read_cache
     view = cache.view(repo, ref)
     out = cache.entries(repo.committed.get_many(view.commit.metarange_id, keys))
@@ -70,7 +71,9 @@ def stat_many(repo: RepoContext, ref: str, paths: Sequence[str]) -> list[ObjectE
             found = staged.lookup(key)
             if found is not None:
                 value = found.value
-                out[i] = None if value is None else cache.entry(key, value)
+                out[i] = None if value is None else cache.entry((key, found.identity, value))
+    for i in [i for i, e in enumerate(out) if e is None]:
+        validate.object_key(paths[i])  # a path that cannot exist is an error, not an absence
     return out
 
 

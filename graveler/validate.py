@@ -88,26 +88,13 @@ def lookup_key(path: str) -> bytes:
     return object_key(path)
 
 
-def object_keys(paths: Sequence[str]) -> list[bytes]:
-    """:func:`object_key` of every path, checked as a batch (the checks of one key cost more
-    than its lookup); InvalidKey names the first bad path."""
+def lookup_keys(paths: Sequence[str]) -> list[bytes]:
+    """:func:`lookup_key` of every path (one C-level pass when all are ``str``): callers run
+    :func:`object_key` on the paths that are not found."""
     try:
-        keys = list(map(str.encode, paths))
+        return list(map(str.encode, paths))
     except (TypeError, UnicodeEncodeError):
-        keys = []
-    if len(keys) == len(paths) and (not keys or _all_valid(paths, keys)):
-        return keys
-    return [object_key(p) for p in paths]
-
-
-def _all_valid(paths: Sequence[str], keys: list[bytes]) -> bool:
-    lengths = list(map(len, keys))
-    return (
-        set(map(type, paths)) == {str}
-        and min(lengths) > 0
-        and max(lengths) <= MAX_KEY_BYTES
-        and b"\x00" not in b"".join(keys)
-    )
+        return [lookup_key(p) for p in paths]
 
 
 def _refuse_key(path: str) -> bytes:

@@ -15,10 +15,10 @@ never change, so an entry decoded once is handed out again, up to a bounded coun
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, cast
 
 from graveler import entry as entries
 from graveler.committed.manager import CommittedManager
@@ -33,6 +33,8 @@ from graveler.staging import merged_staging
 ENTRY_CACHE_SIZE = 32_768
 #: Views of commit IDs and branches a client keeps.
 VIEW_CACHE_SIZE = 4_096
+#: A record as the entry cache keys it: (key, identity, value).
+Record = tuple[bytes, bytes | None, bytes]
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -73,9 +75,9 @@ class ReadCache:
         self._commits: dict[str, tuple[str, ReadView]] = {}
         # Views of branch names: ref -> (repository name, view of the branch as last read).
         self._branches: dict[str, tuple[str, ReadView]] = {}
-        # Keyed by the encoded value (whose hash its bytes object keeps) -> (key, entry): the
-        # value determines every field but the path, which the key check covers.
-        self._entries: dict[bytes, tuple[bytes, entries.ObjectEntry]] = {}
+        # Decoded entries by record, ``(key, identity, value)``: a committed ValueRecord (whose
+        # bytes keep their hashes) or an equal tuple built from a staged entry.
+        self._entries: dict[Record, entries.ObjectEntry] = {}
         self._entry_limit = entry_limit
 
     def view(self, repo: Reader, ref: str) -> ReadView:
@@ -118,26 +120,23 @@ class ReadCache:
         _remember(self._branches, branch.branch.name, (repo.name, view))
         return view
 
-    def entry(self, key: bytes, value: bytes) -> entries.ObjectEntry:
-        """The decoded entry of a record (committed or staged). Raises CorruptFile."""
-        found = self._entries.get(value)
-        if found is not None and found[0] == key:
-            return found[1]
-        decoded = entries.decode(key, value)
-        _remember(self._entries, value, (key, decoded), self._entry_limit)
-        return decoded
+    def entry(self, record: Record) -> entries.ObjectEntry:
+        """The decoded entry of a record ``(key, identity, value)``. Raises CorruptFile."""
+        found = self._entries.get(record)
+        if found is None:
+            found = entries.decode(record[0], record[2])
+            _remember(self._entries, record, found, self._entry_limit)
+        return found
 
-    def entries(self, records: Iterable[ValueRecord | None]) -> list[entries.ObjectEntry | None]:
-        """:meth:`entry` of every record (None stays None), in order."""
-        get, decode = self._entries.get, self.entry
-        out: list[entries.ObjectEntry | None] = []
-        append = out.append
-        for rec in records:
-            if rec is None:
-                append(None)
-                continue
-            found = get(rec[2])
-            append(found[1] if found is not None and found[0] == rec[0] else decode(rec[0], rec[2]))
+    def entries(self, records: list[ValueRecord | None]) -> list[entries.ObjectEntry | None]:
+        """:meth:`entry` of every record (None stays None), in order: one C-level pass over
+        the cache, then a decode of each record it did not hold."""
+        lookup = cast(Callable[[object], entries.ObjectEntry | None], self._entries.get)
+        out = list(map(lookup, records))
+        for i in [i for i, e in enumerate(out) if e is None]:
+            rec = records[i]
+            if rec is not None:
+                out[i] = self.entry(rec)
         return out
 
     def clear(self) -> None:
