@@ -140,7 +140,8 @@ def measure_puts(repo: Repository, puts: int) -> dict[str, float]:
 
     from graveler.writes import put
 
-    return best_of({"put": (batch(put), puts), "legacy_put": (batch(legacy_put), puts)}, rounds=3)
+    cases = {"put": (batch(put), puts), "legacy_put": (batch(legacy_put), puts)}
+    return best_of(cases, rounds=5)
 
 
 def measure_cli(lake: Lake, rounds: int = 15) -> dict[str, float]:
@@ -169,7 +170,7 @@ def run(ctx: Context) -> dict[str, Any]:
         repo = gv.repository("lake")
         reads_cpu: dict[str, float] = {}
         reads = measure_reads(repo, lake, count, reads_cpu)
-        puts = measure_puts(repo, 300)
+        puts = measure_puts(repo, 200)
     cli = measure_cli(lake)
     out = {
         "n": ctx.n,

@@ -2,7 +2,8 @@
 
 The same 10,000 local files of 100 bytes go in every tool, bytes included:
 
-* import: graveler ``upload_many`` + ``commit`` in-process and ``graveler fs upload --recursive``
+* import (best of 3, each into a fresh repository): graveler ``upload_many`` + ``commit``
+  in-process and ``graveler fs upload --recursive``
   + ``graveler commit`` as processes; ``git add -A && git commit`` (CLI, one shell); pygit2
   (libgit2 in-process: index ``add_all``, ``write_tree``, ``create_commit``); DVC (``dvc add`` +
   ``git commit`` of its pointer file) when the ``dvc`` command is installed.
@@ -36,6 +37,7 @@ from graveler.client import Graveler
 FILES = 10_000
 SIZE = 100
 CHANGES = 5
+IMPORTS = 3  # each tool imports this many times (fresh each time); the best one counts
 GIT_ENV = {
     **os.environ,
     "GIT_AUTHOR_NAME": "bench",
@@ -73,10 +75,23 @@ def _changed(root: Path, rel: str, t: int) -> None:
     (root / rel).write_bytes(f"changed {t}\n".encode())
 
 
+def best_import(prepare: Callable[[Path], Callable[[], Any]], work: Path) -> float:
+    """The best of IMPORTS timed imports, each into a fresh ``work`` made by ``prepare``
+    (which returns the import to time); the last one's result is left in ``work``."""
+    best = float("inf")
+    for _ in range(IMPORTS):
+        shutil.rmtree(work, ignore_errors=True)
+        best = min(best, timed(prepare(work)))
+    return best
+
+
 def git_cli(src: Path, work: Path, changes: list[str]) -> dict[str, float]:
-    shutil.copytree(src, work)
-    sh("git init -q", work)
-    imported = timed(lambda: sh("git add -A && git commit -q -m import", work))
+    def prepare(work: Path) -> Callable[[], None]:
+        shutil.copytree(src, work)
+        sh("git init -q", work)
+        return lambda: sh("git add -A && git commit -q -m import", work)
+
+    imported = best_import(prepare, work)
     times = []
     for t, rel in enumerate(changes):
         _changed(work, rel, t)
@@ -89,11 +104,16 @@ def pygit2_side(src: Path, work: Path, changes: list[str]) -> dict[str, float] |
         return None
     import pygit2
 
-    shutil.copytree(src, work)
-    repo = pygit2.init_repository(str(work))
     sig = pygit2.Signature("bench", "bench@localhost")
+    repos: list[Any] = []
+
+    def prepare(work: Path) -> Callable[[], None]:
+        shutil.copytree(src, work)
+        repos[:] = [pygit2.init_repository(str(work))]
+        return lambda: commit("import", None)
 
     def commit(message: str, add: list[str] | None) -> None:
+        repo = repos[0]
         index = repo.index
         if add is None:
             index.add_all()
@@ -104,7 +124,7 @@ def pygit2_side(src: Path, work: Path, changes: list[str]) -> dict[str, float] |
         parents = [] if repo.head_is_unborn else [repo.head.target]
         repo.create_commit("HEAD", sig, sig, message, index.write_tree(), parents)
 
-    imported = timed(lambda: commit("import", None))
+    imported = best_import(prepare, work)
     times = []
     for t, rel in enumerate(changes):
         _changed(work, rel, t)
@@ -123,14 +143,24 @@ def dvc_side(src: Path, work: Path) -> dict[str, float] | None:
 
 
 def graveler_api(src: Path, rels: list[str], home: Path, changes: list[str]) -> dict[str, float]:
-    with Graveler(home=home) as gv:
+    clients: list[Graveler] = []
+
+    def prepare(home: Path) -> Callable[[], None]:
+        for old in clients:
+            old.close()
+        gv = Graveler(home=home)
+        clients[:] = [gv]
         repo = gv.create_repository("imports", (home / "ns").as_uri())
 
         def load() -> None:
             repo.upload_many("main", [(rel, src / rel) for rel in rels])
             repo.commit("main", "import")
 
-        imported = timed(load)
+        return load
+
+    imported = best_import(prepare, home)
+    with clients[0] as gv:
+        repo = gv.repository("imports")
         times = []
         for t, rel in enumerate(changes):
 
