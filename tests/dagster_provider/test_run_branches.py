@@ -77,6 +77,9 @@ def test_successful_run_is_merged_by_the_sensor(
 
 
 def test_materialization_metadata(resource: Any, instance: dg.DagsterInstance) -> None:
+    """Each materialization names its value by commit (``graveler/uri`` = ``dagster/uri``),
+    which still resolves once the run branch is merged and deleted; tables carry Dagster's
+    table metadata."""
     pieces = graveler_definitions(resource)
     result = dg.materialize([orders, summary], instance=instance, resources=pieces["resources"])
     meta = {
@@ -87,17 +90,27 @@ def test_materialization_metadata(resource: Any, instance: dg.DagsterInstance) -
     repo = resource.get_repository()
     try:
         entry = repo.stat(branch, "orders")
+        commit = meta["orders"]["graveler/commit"].value
+        uri = f"graveler://lake/{commit}/orders"
+        assert meta["orders"]["graveler/uri"].value == uri
+        assert meta["orders"]["dagster/uri"].value == uri
         assert meta["orders"]["graveler/branch"].value == branch
-        assert meta["orders"]["graveler/uri"].value == f"graveler://lake/{branch}/orders"
         assert meta["orders"]["graveler/size"].value == entry.size
         assert meta["orders"]["dagster/row_count"].value == 3
+        assert meta["orders"]["dagster/table_name"].value == "lake.orders"
+        columns = meta["orders"]["dagster/column_schema"].value.columns
+        assert [(c.name, c.type) for c in columns] == [("id", "int64"), ("amount", "float64")]
         assert meta["orders"]["graveler/format"].value == "pandas"
         assert meta["summary"]["graveler/format"].value == "pickle"
         assert "dagster/row_count" not in meta["summary"]
+        assert "dagster/column_schema" not in meta["summary"]
         assert repo.resolve(branch).commit.id == meta["summary"]["graveler/commit"].value
-        assert repo.get_commit(meta["orders"]["graveler/commit"].value).message == (
-            "Materialize orders"
-        )
+        assert repo.get_commit(commit).message == "Materialize orders"
+
+        evaluate_run_sensor(pieces["sensors"][0], instance, result, pieces["resources"])
+        with pytest.raises(BranchNotFound):
+            repo.branch(branch)
+        assert pd.read_parquet(repo.open(commit, "orders")).equals(ORDERS)  # still resolves
     finally:
         resource.close()
 
