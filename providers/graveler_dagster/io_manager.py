@@ -104,12 +104,12 @@ class GravelerIOManager(ConfigurableIOManager):
             f"Materialize {what}",
             {RUN_ID_KEY: context.run_id, "dagster/output": what},
         )
-        meta = _output_metadata(repo, branch, commit.id, items)
+        out = _output_metadata(repo, branch, commit.id, items)
         fmt = items[0][1].format
         if fmt in formats.FRAME_FORMATS:
-            meta["dagster/column_schema"] = tables.column_schema(values[0][1], fmt)
-            meta["dagster/table_name"] = _table_name(repo.name, context, self._asset_path)
-        context.add_output_metadata(meta)
+            out["dagster/column_schema"] = tables.column_schema(values[0][1], fmt)
+            out["dagster/table_name"] = _table_name(repo.name, context, self._asset_path)
+        context.add_output_metadata(out)
 
     def _output_items(self, context: OutputContext, obj: Any) -> list[tuple[str, Any]]:
         """(path, value) pairs to write; validated before anything is written."""

@@ -15,7 +15,6 @@ from typing import Any
 
 import dagster as dg
 import pandas as pd
-import pytest
 from graveler_dagster import graveler_definitions
 from graveler_dagster.lineage import RESTATES_KEY
 
