@@ -123,6 +123,7 @@ class Deployment:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     client: DagsterGraphQLClient | None = None
     instance: DagsterInstance | None = None
+    saved_env: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def home(self) -> Path:
@@ -205,7 +206,7 @@ class Deployment:
     def cli_materialize(self, select: str) -> None:
         """``dagster asset materialize -f defs.py --select ...`` against the instance."""
         done = subprocess.run(
-            [str(BIN / "dagster"), "asset", "materialize", "-f", str(DEFS), "--select", *select],
+            [str(BIN / "dagster"), "asset", "materialize", "-f", str(DEFS), "--select", select],
             env=self.env,
             cwd=self.workdir,
             capture_output=True,
@@ -239,12 +240,12 @@ class Deployment:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group started with ``proc``, SIGKILL after 20 s."""
+    """SIGTERM the process group started with ``proc``, SIGKILL after 10 s."""
     if proc.poll() is not None:
         return
     try:
         os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
+        proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
@@ -288,8 +289,7 @@ def deploy(root: Path, admin_url: str, sensor_interval: int = 1) -> Deployment:
     try:
         _start_services(dep)
     except BaseException:
-        dep.stop_all()
-        drop_database(admin_url.replace("postgresql+psycopg", "postgresql"), db)
+        teardown(dep)
         raise
     return dep
 
@@ -307,6 +307,10 @@ def _start_services(dep: Deployment) -> None:
         "webserver", "dagster-webserver", "-w", str(workspace), "-h", "127.0.0.1",
         "-p", str(web_port),
     )  # fmt: skip
+    # this process reads the instance too: its dagster.yaml takes the settings from the
+    # environment (restored by teardown)
+    dep.saved_env = {k: os.environ.get(k) for k in dep.env if k.startswith("DAGSTER_PG_")}
+    os.environ.update({k: dep.env[k] for k in dep.saved_env})
     dep.instance = DagsterInstance.from_ref(InstanceRef.from_dir(str(dep.home)))
     dep.client = wait_for(
         lambda: _client(web_port), "the webserver to serve the code location", timeout=240
@@ -327,4 +331,9 @@ def teardown(dep: Deployment) -> None:
     dep.stop_all()
     if dep.instance is not None:
         dep.instance.dispose()
+    for key, value in dep.saved_env.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     drop_database(dep.admin_url.replace("postgresql+psycopg", "postgresql"), dep.db)
