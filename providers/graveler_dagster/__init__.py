@@ -16,6 +16,7 @@ require_extra("dagster", package=__name__)
 
 from graveler_dagster.definitions import DefinitionsPieces as DefinitionsPieces
 from graveler_dagster.definitions import graveler_definitions as graveler_definitions
+from graveler_dagster.handlers import TypeHandler as TypeHandler
 from graveler_dagster.inputs import triggering_commit as triggering_commit
 from graveler_dagster.io_manager import GravelerIOManager as GravelerIOManager
 from graveler_dagster.resource import GravelerResource as GravelerResource
@@ -39,6 +40,7 @@ __all__ = [
     "DefinitionsPieces",
     "GravelerIOManager",
     "GravelerResource",
+    "TypeHandler",
     "build_graveler_diff_sensor",
     "build_graveler_failure_sensor",
     "build_graveler_merge_sensor",

@@ -39,7 +39,7 @@ from pydantic import Field
 
 from graveler import GravelerURI, ObjectEntry, Repository
 from graveler.errors import InvalidArgument, NotFound, ObjectNotFound
-from graveler_dagster import formats, tables
+from graveler_dagster import formats, handlers, tables
 from graveler_dagster.inputs import InputSources
 from graveler_dagster.resource import GravelerResource
 from graveler_dagster.runs import (
@@ -80,6 +80,11 @@ class GravelerIOManager(ConfigurableIOManager):
         "before the merge sensor has published it (the merge sensor's strategy).",
     )
 
+    def type_handlers(self) -> Sequence[handlers.TypeHandler]:
+        """Handlers for more kinds of values, consulted before the built-in formats (see
+        :mod:`graveler_dagster.handlers`). Override in a subclass; none by default."""
+        return ()
+
     # --- output ----------------------------------------------------------------------------------
 
     def handle_output(self, context: OutputContext, obj: Any) -> None:
@@ -87,7 +92,8 @@ class GravelerIOManager(ConfigurableIOManager):
             context.log.debug("GravelerIOManager: output is None, nothing stored")
             return
         values = self._output_items(context, obj)
-        items = [(path, formats.encode(v)) for path, v in values]
+        own = handlers.check(self.type_handlers())
+        items = [(path, handlers.encode(own, v)) for path, v in values]
         step = context.step_context
         gv = self.graveler
         repo = gv.get_repository()
@@ -205,6 +211,9 @@ class GravelerIOManager(ConfigurableIOManager):
         where = GravelerURI(repo.name, commit, path)
         written = entry.metadata.get(formats.FORMAT_KEY, "pickle")
         columns = tables.wanted_columns(context.definition_metadata)
+        handler = handlers.find(self.type_handlers(), written)
+        if handler is not None and columns is None:
+            return handler.decode(repo.read_entry(entry), context.dagster_type.typing_type), where
         if columns is None:
             return formats.decode(repo.read_entry(entry), written, wanted), where
         if written not in formats.FRAME_FORMATS:
