@@ -33,7 +33,7 @@ from dagster import (
 )
 
 from graveler import Commit, ObjectEntry, Publication, Repository, Run, runs
-from graveler.errors import BranchNotFound, Conflict, NotFound
+from graveler.errors import BranchNotFound, DirtyBranch, MergeConflict, NotFound, ProtectedBranch
 from graveler_dagster import lineage
 from graveler_dagster.resource import GravelerResource
 
@@ -47,6 +47,8 @@ TAG_BRANCH = "graveler/branch"
 TAG_MERGE = "graveler/merge"
 TAG_MERGE_COMMIT = "graveler/merge_commit"
 MAX_LINEAGE = 100
+#: Why a publication is refused for good (retrying would refuse again): the branch is kept.
+REFUSED = (MergeConflict, DirtyBranch, ProtectedBranch)
 _CLAIMED: set[str] = set()  # runs whose tags this process has already set
 
 
@@ -174,7 +176,8 @@ def publish_run(
     they materialized (now published by this run), and tag the run ``graveler/merge:
     merged`` with ``graveler/merge_commit``. A refused merge (a conflict, possible only with
     ``strategy=None``, or a target with uncommitted changes) keeps the branch, tags the run
-    ``graveler/merge: failed`` and raises the :class:`graveler.errors.Conflict`."""
+    ``graveler/merge: failed`` and raises the error (one of :data:`REFUSED`); anything
+    else (a database outage, a branch that kept moving) propagates untagged."""
     run = run_of(gv, repo, dagster_run.run_id)
     message = f"Merge Dagster run {dagster_run.run_id} ({dagster_run.job_name})"
     try:
@@ -187,7 +190,7 @@ def publish_run(
             strategy=strategy,
             since=datetime.fromtimestamp(_created(instance, dagster_run), UTC),
         )
-    except Conflict:
+    except REFUSED:
         instance.add_run_tags(dagster_run.run_id, {TAG_MERGE: "failed", TAG_BRANCH: run.branch})
         raise
     if pub.merge is not None:
@@ -236,7 +239,7 @@ def publish_or_fail(
     that nothing was published and the run's writes are kept on its branch."""
     try:
         return publish_run(gv, repo, instance, dagster_run, strategy)
-    except Conflict as exc:
+    except REFUSED as exc:
         branch = gv.run_branch_name(dagster_run.run_id)
         raise Failure(
             description=(

@@ -44,11 +44,12 @@ from dagster import (
 )
 
 from graveler import GravelerURI
-from graveler.errors import BranchNotFound, Conflict
+from graveler.errors import BranchNotFound
 from graveler_dagster import lineage
 from graveler_dagster.inputs import TAG_COMMIT, TAG_REF, TAG_REPOSITORY
 from graveler_dagster.resource import GravelerResource
 from graveler_dagster.runs import (
+    REFUSED,
     TAG_BRANCH,
     TAG_MERGE,
     TAG_MERGE_COMMIT,
@@ -104,7 +105,7 @@ def build_graveler_merge_sensor(
         repo = graveler.get_repository()
         try:
             pub = publish_run(graveler, repo, context.instance, run, strategy)
-        except Conflict as exc:
+        except REFUSED as exc:
             branch = graveler.run_branch_name(run.run_id)
             context.log.error(f"graveler: run {run.run_id} not merged, branch {branch} kept: {exc}")
             return SkipReason(f"run {run.run_id} not merged, branch {branch} kept: {exc}")
