@@ -252,7 +252,7 @@ def _branch_doc(b: Branch) -> dict[str, Any]:
 
 def _to_branch(doc: dict[str, Any], staging_token: str) -> Branch:
     try:
-        name = validate.branch_name(doc["name"])
+        name = validate.stored_ref_name(doc["name"], "branch")
         return Branch(name, str(doc["commit_id"]), staging_token, (), bool(doc["protected"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptFile(f"refs dump: malformed branch record {str(doc)[:80]}") from exc
@@ -260,7 +260,7 @@ def _to_branch(doc: dict[str, Any], staging_token: str) -> Branch:
 
 def _to_tag(doc: dict[str, Any]) -> Tag:
     try:
-        return Tag(validate.tag_name(doc["name"]), str(doc["commit_id"]))
+        return Tag(validate.stored_ref_name(doc["name"], "tag"), str(doc["commit_id"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptFile(f"refs dump: malformed tag record {str(doc)[:80]}") from exc
 

@@ -35,6 +35,7 @@ from graveler.model import Branch, Commit, StagedEntry, Tag
 from graveler.model import Repository as RepositoryInfo
 from graveler.objects import (
     HashingReader,
+    checked_entry,
     full_address,
     new_physical_address,
     normalize_address,
@@ -284,7 +285,7 @@ class Repository:
             for e in items:
                 validate.object_key(e.path)
                 count += 1
-                yield e.to_staged()
+                yield checked_entry(self.info.storage_namespace, e).to_staged()
 
         self.staging.stage(self.name, branch, staged())
         return count
