@@ -18,6 +18,7 @@ fit for single-threaded use.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,8 +59,9 @@ class Database:
         """
         try:
             parsed = make_url(url)
-        except ArgumentError as exc:
-            raise InvalidArgument(f"invalid database URL {url!r}: {exc}") from exc
+        except (ArgumentError, ValueError, TypeError) as exc:
+            # not chained: the cause may quote the URL, password included
+            raise InvalidArgument(f"invalid database URL {redact_url(url)}: {exc}") from None
         self.dialect = parsed.get_backend_name()
         if self.dialect not in SUPPORTED_DIALECTS:
             raise InvalidArgument(
@@ -70,9 +72,11 @@ class Database:
                 self.engine = _sqlite_engine(url, busy_timeout)
             else:
                 self.engine = create_engine(url, pool_pre_ping=True)
-        except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        except (ArgumentError, NoSuchModuleError, ImportError, ValueError, TypeError) as exc:
             hint = " (needs: pip install 'graveler[postgres]')" if self.is_postgres else ""
-            raise InvalidArgument(f"cannot open database URL {url!r}: {exc}{hint}") from exc
+            raise InvalidArgument(
+                f"cannot open database URL {redact_url(url)}: {exc}{hint}"
+            ) from None
         self._writer = self.engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
 
     @property
@@ -96,6 +100,32 @@ class Database:
     def close(self) -> None:
         """Close every pooled connection. The object must not be used afterwards."""
         self.engine.dispose()
+
+
+def redact_url(url: object) -> str:
+    """``url`` fit for a message or a log line: the password hidden by SQLAlchemy's own
+    rendering (``render_as_string(hide_password=True)``), ``password=`` style query values
+    hidden too. A string SQLAlchemy cannot parse (a bad port, say) has everything between
+    ``scheme://user:`` and the last ``@`` hidden instead."""
+    text = str(url)
+    try:
+        if text.count("@") > 1:  # an unencoded '@' in the password: SQLAlchemy would split it
+            raise ValueError(text)
+        shown = make_url(text).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError, TypeError):
+        shown = _scrub_userinfo(text)
+    return _SECRET_QUERY.sub(r"\1=***", shown)
+
+
+_SECRET_QUERY = re.compile(r"((?:password|passwd|pwd|secret|token)[^=&]*)=[^&]*", re.IGNORECASE)
+
+
+def _scrub_userinfo(text: str) -> str:
+    scheme, sep, rest = text.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return text
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"
 
 
 def _sqlite_engine(url: str, busy_timeout: float) -> Engine:

@@ -15,6 +15,7 @@ from pydantic import Field, PrivateAttr
 from graveler.client import Graveler
 from graveler.errors import AlreadyExists, RepositoryNotFound
 from graveler.repository import Repository
+from graveler.secrets import REDACTED, is_secret_option, redact_url
 from graveler_dagster.storage import default_database_url, default_home
 
 
@@ -72,6 +73,16 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
 
     _instance: DagsterInstance | None = PrivateAttr(default=None)
     _client: Graveler | None = PrivateAttr(default=None)
+
+    def __repr_args__(self) -> Any:
+        """What repr() and str() show: the database password and S3 secrets hidden."""
+        for name, value in super().__repr_args__():
+            if name == "database_url" and isinstance(value, str):
+                yield name, redact_url(value)
+            elif name is not None and is_secret_option(name) and value is not None:
+                yield name, REDACTED
+            else:
+                yield name, value
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
         self._instance = context.instance

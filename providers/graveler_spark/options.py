@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from graveler import uri as uris
 from graveler.errors import InvalidArgument, InvalidURI
+from graveler.secrets import redact_options, redact_url
 
 if TYPE_CHECKING:
     from graveler.client import Graveler
@@ -37,6 +38,11 @@ class Connection:
     home: str | None = None
     database_url: str | None = None
     store_options: Mapping[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        url = None if self.database_url is None else redact_url(self.database_url)
+        options = redact_options(self.store_options)
+        return f"Connection(home={self.home!r}, database_url={url!r}, store_options={options!r})"
 
     def open(self) -> Graveler:
         """A client; the caller closes it (``with connection.open() as gv``)."""

@@ -33,6 +33,7 @@ from sqlalchemy.exc import ArgumentError
 
 from graveler.client import Graveler
 from graveler.errors import GravelerError, InvalidArgument
+from graveler.secrets import redact_options, redact_url
 
 if TYPE_CHECKING:
     from graveler.repository import Repository
@@ -55,6 +56,12 @@ class ClientSettings:
     store_options: Mapping[str, str] = field(default_factory=dict)
     cache_ram_bytes: int | None = None
     cache_disk_bytes: int | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"ClientSettings(database_url={redact_url(self.database_url)!r}, home={self.home!r}, "
+            f"store_options={redact_options(self.store_options)!r})"
+        )
 
     def open(self) -> Graveler:
         """A new client (runs graveler's idempotent schema upgrade); close it when done."""
@@ -96,8 +103,9 @@ def default_home() -> str:
 def _with_credentials(url: str, login: str | None, password: str | None) -> str:
     try:
         parsed = make_url(url)
-    except ArgumentError as exc:
-        raise InvalidArgument(f"graveler connection: invalid database_url {url!r}: {exc}") from exc
+    except (ArgumentError, ValueError) as exc:  # not chained: the cause may quote the URL
+        shown = redact_url(url)
+        raise InvalidArgument(f"graveler connection: invalid database_url {shown}: {exc}") from None
     if login and parsed.username is None:
         parsed = parsed.set(username=login, password=password or None)
     return parsed.render_as_string(hide_password=False)
