@@ -22,14 +22,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from graveler import validate
+from graveler import namespaces, validate
 from graveler.commits import make_commit
 from graveler.committed.cache import DEFAULT_DISK_BYTES, DEFAULT_RAM_BYTES, TieredCache
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
-from graveler.errors import AlreadyExists, InvalidArgument
+from graveler.errors import InvalidArgument
 from graveler.lru import LruCache
 from graveler.model import EMPTY_METARANGE_ID, Branch, Commit, RangeSettings
 from graveler.model import Repository as RepositoryInfo
+from graveler.namespaces import canonical_namespace
 from graveler.objectstore import ObjectStore, open_object_store
 from graveler.refs.sql import SqlMetadataStore
 from graveler.repository import Repository, new_staging_token
@@ -98,10 +99,10 @@ class Graveler:
         """Create a repository with an initial empty commit on ``default_branch``."""
         validate.repository_name(name)
         validate.branch_name(default_branch)
-        namespace = _normalize_namespace(storage_namespace or self.default_namespace(name))
+        namespace = canonical_namespace(storage_namespace or self.default_namespace(name))
         settings = validate_settings(range_settings or DEFAULT_RANGE_SETTINGS)
-        self._check_namespace_free(name, namespace)
         self.object_store(namespace)  # refuses an unusable namespace before anything is written
+        namespaces.check_free(self, name, namespace)
         created = datetime.now(UTC)
         info = RepositoryInfo(name, namespace, default_branch, created, settings)
         initial = make_commit(
@@ -109,10 +110,13 @@ class Graveler:
         )
         branch = Branch(default_branch, initial.id, new_staging_token(name, default_branch))
         self.metadata.create_repository(info, initial, branch)
+        namespaces.claim_new(self, info)  # the marker: undoes the row when the claim is lost
         return Repository(self, info)
 
     def repository(self, name: str) -> Repository:
-        return Repository(self, self.metadata.get_repository(name))
+        info = self.metadata.get_repository(name)
+        namespaces.claim_on_open(self, info)  # repositories older than markers get one
+        return Repository(self, info)
 
     def list_repositories(self) -> list[RepositoryInfo]:
         return self.metadata.list_repositories()
@@ -122,27 +126,6 @@ class Graveler:
         self.metadata.get_repository(name)
         self.metadata.delete_repository(name)
         self.commit_cache.clear()
-
-    def _check_namespace_free(self, name: str, namespace: str) -> None:
-        for other in self.metadata.list_repositories():
-            if other.storage_namespace == namespace and other.name != name:
-                raise AlreadyExists(
-                    f"storage namespace {namespace} is already used by repository {other.name!r}"
-                )
-
-
-def _normalize_namespace(uri: str) -> str:
-    if not validate.text(uri, "storage namespace"):
-        raise InvalidArgument("storage namespace must be a non-empty URI or path")
-    if "://" not in uri:
-        if not os.path.isabs(uri):
-            uri = os.path.abspath(uri)
-        return Path(uri).as_uri()
-    if not uri.startswith(("file://", "s3://", "mem://")):
-        raise InvalidArgument(
-            f"unsupported storage namespace {uri!r}: use file://, s3:// or mem://"
-        )
-    return uri.rstrip("/")
 
 
 def _env_int(name: str, default: int) -> int:

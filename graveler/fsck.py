@@ -44,6 +44,7 @@ from graveler.committed.record import RangeInfo
 from graveler.errors import CorruptFile, ObjectNotFound
 from graveler.gc.mark import tree_file_id
 from graveler.model import EMPTY_METARANGE_ID, Commit
+from graveler.namespaces import require_owner
 from graveler.objectstore.local import TMP_PREFIX, LocalObjectStore
 from graveler.staging import branch_tokens
 
@@ -115,7 +116,10 @@ class _Reference:
 
 def fsck(repo: Repository, *, verify_objects: bool = False) -> FsckReport:
     """Check ``repo`` (see the module docstring). Never raises for what it finds; raises
-    :class:`~graveler.errors.StorageError` only when the store or database cannot be read."""
+    :class:`~graveler.errors.StorageError` only when the store or database cannot be read,
+    and NamespaceInUse when another repository claims the namespace (its objects would be
+    reported as this one's)."""
+    require_owner(repo, "fsck")
     return _Checker(repo, verify_objects).run()
 
 

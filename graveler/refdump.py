@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from graveler import validate
+from graveler import namespaces, validate
 from graveler.commits import commit_problem
 from graveler.committed.files import TREE_PREFIX
 from graveler.committed.splitter import validate_settings
@@ -121,11 +121,10 @@ def restore_refs(
     ``dump_id`` is given). The repository must not exist in the database (AlreadyExists);
     NotFound when there is no such dump; CorruptFile when the dump fails verification.
     Nothing is written unless every check passes."""
-    from graveler.client import _normalize_namespace
     from graveler.repository import Repository, new_staging_token
 
     validate.repository_name(name)
-    namespace = _normalize_namespace(namespace)
+    namespace = namespaces.canonical_namespace(namespace)
     store = client.object_store(namespace)
     if dump_id is not None and not (isinstance(dump_id, str) and _DUMP_ID.match(dump_id)):
         raise InvalidArgument(
@@ -134,7 +133,7 @@ def restore_refs(
     chosen = dump_id or _latest(store, namespace)
     manifest = _read_manifest(store, chosen)
     info = _repo_from(manifest.get("repository"), name, namespace)
-    client._check_namespace_free(name, namespace)
+    namespaces.check_free(client, name, namespace, restoring=info)
     commits = [_to_commit(doc) for doc in _read_part(store, chosen, manifest, "commits")]
     branches = [
         _to_branch(d, new_staging_token(name, str(d.get("name"))))
@@ -143,6 +142,7 @@ def restore_refs(
     tags = [_to_tag(d) for d in _read_part(store, chosen, manifest, "tags")]
     _verify(info, commits, branches, tags)
     client.metadata.restore_repository(info, commits, branches, tags)
+    namespaces.claim_new(client, info)
     return Repository(client, info)
 
 

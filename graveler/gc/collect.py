@@ -26,6 +26,7 @@ from graveler.gc.plan import (
     prepare,
 )
 from graveler.gc.rules import RetentionRules
+from graveler.namespaces import refuse_nested_listing
 from graveler.objects import DATA_PREFIX
 from graveler.objectstore.port import ObjectInfo, ObjectStore
 
@@ -70,10 +71,14 @@ def mark(store: ObjectStore, plan: GCPlan, progress: Progress = no_progress) -> 
 
 
 def list_collectable(store: ObjectStore, progress: Progress = no_progress) -> list[ObjectInfo]:
-    """Every object under ``data/`` and ``_graveler/`` (the only prefixes GC may touch)."""
+    """Every object under ``data/`` and ``_graveler/`` (the only prefixes GC may touch).
+    NamespaceInUse when another repository's metadata lies under ``data/`` (a namespace
+    nested in this one, by a version without ownership checks): nothing is deleted then."""
     found: list[ObjectInfo] = []
     for prefix in (DATA_PREFIX, TREE_PREFIX):
         for info in store.list(prefix):
+            if prefix == DATA_PREFIX:
+                refuse_nested_listing(store.uri, info.key)
             found.append(info)
             if len(found) % _PROGRESS_EVERY == 0:
                 progress("list", len(found), 0)

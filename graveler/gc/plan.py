@@ -28,6 +28,7 @@ from graveler.errors import InvalidArgument
 from graveler.gc.mark import is_collectable, staged_addresses, tree_file_id
 from graveler.gc.rules import RetentionRules, retained_commits
 from graveler.model import Commit
+from graveler.namespaces import require_owner
 from graveler.objectstore.port import ObjectInfo
 from graveler.staging import branch_tokens
 
@@ -112,9 +113,12 @@ def prepare(
     grace: timedelta = DEFAULT_GRACE,
     now: datetime | None = None,
 ) -> GCPlan:
-    """Decide retained commits and staged addresses of ``repo`` at ``now`` (default: now)."""
+    """Decide retained commits and staged addresses of ``repo`` at ``now`` (default: now).
+    NamespaceInUse unless ``repo`` owns its namespace alone (:func:`graveler.namespaces.
+    require_owner`): collecting a shared namespace would delete the other repository's data."""
     if grace < timedelta(0):
         raise InvalidArgument(f"grace period must not be negative, got {grace}")
+    require_owner(repo, "garbage collection")
     at = (now or datetime.now(UTC)).astimezone(UTC)
     tokens = [t for b in repo.list_branches() for t in branch_tokens(b)]
     staged = staged_addresses(repo.staging, tokens)
