@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from graveler.committed.files import TREE_PREFIX
+from graveler.gc.ledger import record_expired
 from graveler.gc.mark import metarange_range_ids, range_addresses
 from graveler.gc.plan import (
     DEFAULT_GRACE,
@@ -105,6 +106,8 @@ def finish(
         elif is_garbage(info, marks, plan.cutoff):
             selected.append(info)
     selected.sort(key=lambda o: o.key)
+    if not dry_run and selected:
+        record_expired(store, plan.expired)  # for fsck, before anything goes
     deleted = 0 if dry_run else sweep(store, [o.key for o in selected], progress)
     return report(plan, marks, scanned, in_grace, selected, deleted, dry_run)
 

@@ -58,6 +58,7 @@ class GCPlan:
     retained_metaranges: frozenset[str]
     all_metaranges: frozenset[str]  # of every commit, expired or not
     staged: frozenset[str]  # physical addresses of staged values
+    expired: frozenset[str] = frozenset()  # commit IDs the rules do not retain
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,7 @@ def prepare(
         retained_metaranges=frozenset(commits[c].metarange_id for c in keep if c in commits),
         all_metaranges=frozenset(c.metarange_id for c in commits.values()),
         staged=frozenset(staged),
+        expired=frozenset(commits) - keep,
     )
 
 

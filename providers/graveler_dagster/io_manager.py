@@ -12,7 +12,9 @@ when the run started and may hold stale copies of assets other runs have since m
 
 Values are Parquet for pandas / polars / pyarrow tables, pickle otherwise
 (:mod:`graveler_dagster.formats`). A ``None`` output stores nothing (assets that stage their
-own files return None).
+own files return None). Inputs are unpickled only when the IO manager wrote them itself (see
+the trust model in :mod:`graveler_dagster.formats`; set ``pickle_secret`` so that no other
+writer can pass for it); anything else without ``dagster/format`` metadata is refused.
 """
 
 from collections.abc import Mapping, Sequence
@@ -31,6 +33,7 @@ from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument, NotFound, ObjectNotFound
 from graveler.objects import read_verified
 from graveler.repository import Repository
+from graveler.secrets import REDACTED
 from graveler_dagster import formats
 from graveler_dagster.resource import GravelerResource
 from graveler_dagster.runs import (
@@ -65,6 +68,16 @@ class GravelerIOManager(ConfigurableIOManager):
 
     graveler: ResourceDependency[GravelerResource]
     prefix: str = Field(default="", description="Key prefix for every object, e.g. 'assets'.")
+    pickle_secret: str | None = Field(
+        default=None,
+        description="Secret (use EnvVar) that signs pickled outputs; when set, only pickles "
+        "signed with it are loaded, so no other writer to the lake can pass for this IO manager.",
+    )
+
+    def __repr_args__(self) -> Any:
+        """What repr() and str() show: the pickle secret hidden."""
+        for name, value in super().__repr_args__():
+            yield name, (REDACTED if name == "pickle_secret" and value else value)
 
     # --- output ----------------------------------------------------------------------------------
 
@@ -72,14 +85,15 @@ class GravelerIOManager(ConfigurableIOManager):
         if obj is None:
             context.log.debug("GravelerIOManager: output is None, nothing stored")
             return
-        items = [(path, formats.encode(v)) for path, v in self._output_items(context, obj)]
+        secret = self.pickle_secret
+        items = [(p, formats.encode(v, secret)) for p, v in self._output_items(context, obj)]
         step = context.step_context
         gv = self.graveler
         repo = gv.get_repository()
         lineage = run_lineage(step.instance, step.dagster_run)
         branch = ensure_run_branch(gv, repo, context.run_id, lineage)
         for path, enc in items:
-            meta = {RUN_ID_KEY: context.run_id, formats.FORMAT_KEY: enc.format}
+            meta = enc.metadata(context.run_id)
             repo.put(branch, path, enc.data, content_type=enc.content_type, metadata=meta)
         what = _describe(context)
         commit = commit_staged(
@@ -124,7 +138,7 @@ class GravelerIOManager(ConfigurableIOManager):
             asset_key = upstream.asset_key
         elif upstream is not None:
             path = _join(OPS_PREFIX, *upstream.get_identifier())
-            return _read(repo, gv.run_branch_name(lineage[0]), None, path, wanted)
+            return self._read(repo, gv.run_branch_name(lineage[0]), None, path, wanted)
         else:
             raise InvalidArgument("GravelerIOManager cannot load an input with no upstream")
         return self._load_asset(context, repo, self._asset_path(asset_key.path), lineage, wanted)
@@ -141,11 +155,12 @@ class GravelerIOManager(ConfigurableIOManager):
         (or a partitioned asset feeds an unpartitioned one)."""
         gv = self.graveler
         if not context.has_asset_partitions:
-            return _read(repo, *read_source(gv, repo, base, lineage), base, wanted)
+            return self._read(repo, *read_source(gv, repo, base, lineage), base, wanted)
         values = {}
         for partition in context.asset_partition_keys:
             path = _join(base, partition)
-            values[partition] = _read(repo, *read_source(gv, repo, path, lineage), path, wanted)
+            source = read_source(gv, repo, path, lineage)
+            values[partition] = self._read(repo, *source, path, wanted)
         if context.has_partition_key and len(values) == 1:
             return next(iter(values.values()))
         return values
@@ -153,20 +168,27 @@ class GravelerIOManager(ConfigurableIOManager):
     def _asset_path(self, parts: Sequence[str]) -> str:
         return _join(self.prefix, *parts)
 
-
-def _read(
-    repo: Repository, ref: str, entry: ObjectEntry | None, path: str, wanted: str | None
-) -> Any:
-    """The value at ``path`` on ``ref`` (``entry`` when already looked up there)."""
-    try:
-        entry = entry or repo.stat(ref, path)
-    except NotFound as exc:
-        raise ObjectNotFound(
-            f"graveler://{repo.name}/{ref}/{path} does not exist: the asset was neither "
-            "written in this run nor merged into the target branch"
-        ) from exc
-    written = entry.metadata.get(formats.FORMAT_KEY, "pickle")
-    return formats.decode(read_verified(repo.store, entry), written, wanted)
+    def _read(
+        self,
+        repo: Repository,
+        ref: str,
+        entry: ObjectEntry | None,
+        path: str,
+        wanted: str | None,
+    ) -> Any:
+        """The value at ``path`` on ``ref`` (``entry`` when already looked up there); only
+        what :func:`graveler_dagster.formats.load` accepts is decoded."""
+        where = f"graveler://{repo.name}/{ref}/{path}"
+        try:
+            entry = entry or repo.stat(ref, path)
+        except NotFound as exc:
+            raise ObjectNotFound(
+                f"{where} does not exist: the asset was neither written in this run nor "
+                "merged into the target branch"
+            ) from exc
+        data = read_verified(repo.store, entry)
+        meta, ctype = entry.metadata, entry.content_type
+        return formats.load(data, meta, ctype, where, wanted, self.pickle_secret)
 
 
 def _join(*parts: str) -> str:

@@ -30,10 +30,11 @@ from graveler.entry import ObjectEntry
 from graveler.errors import AlreadyExists, BranchNotFound, NoChanges, NotFound
 from graveler.model import Commit
 from graveler.repository import Repository
+from graveler_dagster import formats
 from graveler_dagster.resource import GravelerResource
 
 #: Object metadata key naming the Dagster run that wrote an object.
-RUN_ID_KEY = "dagster/run_id"
+RUN_ID_KEY = formats.RUN_ID_KEY  # one definition, shared with the trust check
 #: Commit metadata keys, following lakeFS's ``::lakefs::<system>::`` convention.
 META_PREFIX = "::lakefs::Dagster::"
 MAX_LINEAGE = 100

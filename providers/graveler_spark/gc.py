@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from graveler.committed.files import TREE_PREFIX
 from graveler.errors import InvalidArgument
 from graveler.gc.collect import list_collectable
+from graveler.gc.ledger import record_expired
 from graveler.gc.mark import metarange_range_ids, range_addresses
 from graveler.gc.plan import DEFAULT_GRACE, GCPlan, GCReport, Progress, no_progress, prepare
 from graveler.gc.rules import RetentionRules
@@ -66,6 +67,7 @@ def collect_garbage_spark(
     marks.objects.unpersist()
     selected = tuple(sorted((_info(row) for row in rows), key=lambda o: o.key))
     if not dry_run and selected:
+        record_expired(repo.store, plan.expired)  # for fsck, before anything goes
         _sweep(spark, plan.namespace, options, [o.key for o in selected])
         progress("sweep", len(selected), len(selected))
     return _report(plan, marks, listing, selected, dry_run)
