@@ -46,13 +46,15 @@ def graveler_definitions(
     delete_failed_branches: bool = False,
     sensor_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
     extra_sensors: Sequence[SensorDefinition] = (),
+    pickle_secret: str | None = None,
 ) -> DefinitionsPieces:
     """Resources (``"graveler"`` and the IO manager under ``io_manager_key``) and sensors (merge
-    on success, keep or delete on failure, plus ``extra_sensors`` such as diff sensors)."""
+    on success, keep or delete on failure, plus ``extra_sensors`` such as diff sensors).
+    ``pickle_secret`` signs the IO manager's pickles (see :mod:`graveler_dagster.formats`)."""
     return {
         "resources": {
             RESOURCE_KEY: resource,
-            io_manager_key: GravelerIOManager(graveler=resource),
+            io_manager_key: GravelerIOManager(graveler=resource, pickle_secret=pickle_secret),
         },
         "sensors": [
             build_graveler_merge_sensor(strategy=merge_strategy, default_status=sensor_status),

@@ -1,0 +1,39 @@
+"""No secret is printed by Spark: the refs database URL given as a data source option, with a
+sentinel password, in every way it can fail, for reads and writes (the root conftest runs this
+module with the Spark suite, so the graveler data source resolves in the first session).
+
+Reproduced before the fix: the URL, password included, appeared inside Spark's
+``PYTHON_DATA_SOURCE_ERROR``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.security.secrets import PASSWORD, S3_SECRET, URLS, assert_hidden, shown
+
+
+@pytest.mark.parametrize("url", URLS.values(), ids=URLS.keys())
+def test_data_source_option_errors(spark: Any, url: str) -> None:
+    with pytest.raises(Exception) as read:
+        spark.read.format("graveler").option("database_url", url).load("graveler://lake/main/t")
+    df = spark.createDataFrame([(1, "a")], ["id", "v"])
+    with pytest.raises(Exception) as written:
+        df.write.format("graveler").option("database_url", url).mode("append").save(
+            "graveler://lake/main/t"
+        )
+    for failed in (read, written):
+        text = shown(failed.value)
+        assert "graveler.errors." in text  # our error, carried out by Spark
+        assert_hidden(text)
+
+
+def test_connection_settings_do_not_show_secrets() -> None:
+    from graveler_spark.options import Connection
+
+    options = {"database_url": f"postgresql+psycopg://u:{PASSWORD}@h/d", "store.secret_access_key": S3_SECRET}
+    connection = Connection.from_options(options, {})
+    assert connection.store_options == {"secret_access_key": S3_SECRET}  # kept, not shown
+    assert_hidden(repr(connection), str(connection))
