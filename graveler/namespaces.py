@@ -87,7 +87,9 @@ class Location:
         if self.scheme == "file":
             return Path("/" + "/".join(self.parts)).as_uri()
         if self.scheme == "s3":
-            return f"s3://{self.authority}" + ("/" + quote("/".join(self.parts)) if self.parts else "")
+            return f"s3://{self.authority}" + (
+                "/" + quote("/".join(self.parts)) if self.parts else ""
+            )
         return f"mem://{self.authority}"
 
     def contains(self, other: Location) -> bool:
@@ -100,7 +102,10 @@ class Location:
         """The enclosing locations, nearest first (none for a memory store)."""
         if self.scheme == "mem":
             return []
-        return [Location(self.scheme, self.authority, self.parts[:n]) for n in reversed(range(len(self.parts)))]
+        return [
+            Location(self.scheme, self.authority, self.parts[:n])
+            for n in reversed(range(len(self.parts)))
+        ]
 
     @property
     def root_uri(self) -> str:
@@ -198,7 +203,8 @@ class Claim:
         return self.repository == info.name and self.created == _iso(info.creation_date)
 
     def describe(self) -> str:
-        return f"repository {self.repository!r} (created {self.created}, refs database {self.database})"
+        where = f"created {self.created}, refs database {self.database}"
+        return f"repository {self.repository!r} ({where})"
 
     def encode(self) -> bytes:
         doc = {"format": MARKER_FORMAT, "repository": self.repository, "created": self.created}
@@ -285,7 +291,9 @@ def _check_marked(client: Graveler, here: Location, restoring: RepositoryInfo | 
     """Graveler metadata at ``here`` or at one of its ancestors belongs to another repository."""
     root = client.object_store(here.root_uri) if here.scheme != "mem" else None
     for place in [here, *here.ancestors()]:
-        store, prefix = (root, place.key_prefix) if root is not None else (client.object_store(here.uri), "")
+        store, prefix = (
+            (root, place.key_prefix) if root is not None else (client.object_store(here.uri), "")
+        )
         if next(iter(store.list(prefix + TREE_PREFIX)), None) is None:
             continue
         theirs = read_claim(store, prefix + MARKER_KEY)
@@ -293,7 +301,9 @@ def _check_marked(client: Graveler, here: Location, restoring: RepositoryInfo | 
             continue
         owner = theirs.describe() if theirs else "a repository made before ownership markers"
         how = "is" if place == here else "lies inside"
-        raise NamespaceInUse(f"storage namespace {here.uri} {how} {place.uri}, used by {owner}: {_REMEDY}")
+        raise NamespaceInUse(
+            f"storage namespace {here.uri} {how} {place.uri}, used by {owner}: {_REMEDY}"
+        )
 
 
 def _check_below(client: Graveler, here: Location) -> None:
@@ -335,7 +345,9 @@ def claim_new(client: Graveler, info: RepositoryInfo) -> None:
         raise
 
 
-_opened: weakref.WeakKeyDictionary[Graveler, set[tuple[str, str, str]]] = weakref.WeakKeyDictionary()
+_opened: weakref.WeakKeyDictionary[Graveler, set[tuple[str, str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
 _opened_lock = threading.Lock()
 
 
@@ -388,4 +400,3 @@ def refuse_nested_listing(namespace: str, key: str) -> None:
             f"{namespace.rstrip('/')}/{nested.rstrip('/')} holds another repository's "
             "metadata, whose objects it would delete"
         )
-

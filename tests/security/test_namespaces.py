@@ -48,7 +48,9 @@ def insert_the_old_way(client: Graveler, name: str, namespace: str) -> Repositor
     settings: RangeSettings = DEFAULT_RANGE_SETTINGS
     info = RepositoryInfo(name, namespace, "main", created, settings)
     initial = make_commit([], EMPTY_METARANGE_ID, INITIAL_COMMIT_MESSAGE, "t", {}, created)
-    client.metadata.create_repository(info, initial, Branch("main", initial.id, new_staging_token(name, "main")))
+    client.metadata.create_repository(
+        info, initial, Branch("main", initial.id, new_staging_token(name, "main"))
+    )
     return info
 
 

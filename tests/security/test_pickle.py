@@ -50,9 +50,7 @@ def materialize_summary(resource: GravelerResource, instance: dg.DagsterInstance
 
 def errors_of(result: Any) -> str:
     return " ".join(
-        e.event_specific_data.error.to_string()
-        for e in result.all_events
-        if e.is_step_failure
+        e.event_specific_data.error.to_string() for e in result.all_events if e.is_step_failure
     )
 
 

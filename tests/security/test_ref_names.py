@@ -69,6 +69,15 @@ def test_the_cli_refuses_a_look_alike_in_one_line(
     repo: Repository, gv: Graveler, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["--home", str(gv.home), "--database-url", gv.database_url]
-    code = main([*args, "branch", "create", "graveler://lake/ma\u200bin", "--source", "graveler://lake/main"])
+    code = main(
+        [
+            *args,
+            "branch",
+            "create",
+            "graveler://lake/ma\u200bin",
+            "--source",
+            "graveler://lake/main",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "ASCII letters" in err

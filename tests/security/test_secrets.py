@@ -66,7 +66,9 @@ def test_python_api(url: str, tmp_path: Path) -> None:
 
 @each_url
 def test_fsspec(url: str, tmp_path: Path) -> None:
-    fs = fsspec.filesystem("graveler", home=str(tmp_path), database_url=url, skip_instance_cache=True)
+    fs = fsspec.filesystem(
+        "graveler", home=str(tmp_path), database_url=url, skip_instance_cache=True
+    )
     with pytest.raises(GravelerError) as failed:
         fs.ls("graveler://lake/main/")
     assert_hidden(shown(failed.value), repr(fs), str(fs))
@@ -88,9 +90,7 @@ def test_s3_store_options(tmp_path: Path, aws_env: None) -> None:
 
 
 @each_url
-def test_airflow_hook(
-    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_airflow_hook(url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from graveler_airflow.hooks.graveler import GravelerHook
     from sqlalchemy.engine import make_url
 
@@ -118,7 +118,10 @@ def test_dagster_resource(url: str, tmp_path: Path) -> None:
     from graveler_dagster import GravelerResource, graveler_definitions
 
     resource = GravelerResource(
-        repository="lake", database_url=url, home=str(tmp_path / "gv"), s3_secret_access_key=S3_SECRET
+        repository="lake",
+        database_url=url,
+        home=str(tmp_path / "gv"),
+        s3_secret_access_key=S3_SECRET,
     )
     with pytest.raises(GravelerError) as failed:
         resource.get_client()
@@ -132,7 +135,9 @@ def test_dagster_resource(url: str, tmp_path: Path) -> None:
     home.mkdir()
     with dg.DagsterInstance.local_temp(str(home)) as instance:
         resources = graveler_definitions(resource)["resources"]
-        result = dg.materialize([table], instance=instance, resources=resources, raise_on_error=False)
+        result = dg.materialize(
+            [table], instance=instance, resources=resources, raise_on_error=False
+        )
         assert not result.success
         errors = [
             e.event_specific_data.error.to_string()

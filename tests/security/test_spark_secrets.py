@@ -33,7 +33,10 @@ def test_data_source_option_errors(spark: Any, url: str) -> None:
 def test_connection_settings_do_not_show_secrets() -> None:
     from graveler_spark.options import Connection
 
-    options = {"database_url": f"postgresql+psycopg://u:{PASSWORD}@h/d", "store.secret_access_key": S3_SECRET}
+    options = {
+        "database_url": f"postgresql+psycopg://u:{PASSWORD}@h/d",
+        "store.secret_access_key": S3_SECRET,
+    }
     connection = Connection.from_options(options, {})
     assert connection.store_options == {"secret_access_key": S3_SECRET}  # kept, not shown
     assert_hidden(repr(connection), str(connection))
