@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 
 from graveler.errors import ObjectNotFound
+from graveler.fsck import fsck
 from graveler.gc import RetentionRules, collect_garbage
 from graveler.gc.ledger import EXPIRED_PREFIX
 from graveler.repository import Repository
@@ -78,6 +79,7 @@ def test_random_histories_match_the_model(repo: Repository, seed: int) -> None:
     after = {i.key for i in repo.store.list("")}
     ledger = {k for k in after if k.startswith(EXPIRED_PREFIX)}  # what fsck reads
     assert after - ledger == before - expected
+    assert fsck(repo).clean  # the expired commits' objects are expired, not missing
     for b in repo.list_branches():  # every branch still reads completely
         for e in repo.iter_objects(b.name):
             repo.get(b.name, e.path)
