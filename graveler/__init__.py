@@ -6,7 +6,13 @@
     repo.put("main", "raw/a.csv", b"x,y\\n1,2\\n")
     repo.commit("main", "first data")
 
-Top-level names are imported lazily so that engine-only users do not load SQLAlchemy.
+The public API is the names below plus the modules :mod:`graveler.errors`, :mod:`graveler.uri`,
+:mod:`graveler.config`, :mod:`graveler.gc`, :mod:`graveler.objectstore`, :mod:`graveler.extras`,
+:mod:`graveler.runs` and :mod:`graveler.database`; everything else is internal and may
+change. The integrations in ``providers/`` use nothing else (``tests/test_layering.py`` checks
+it).
+
+Top-level names are imported lazily so that ``import graveler`` stays cheap.
 """
 
 from __future__ import annotations
@@ -16,35 +22,84 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from graveler.client import Graveler
+    from graveler.committed.merge import MergeStrategy
+    from graveler.config import ClientSettings
     from graveler.entry import ObjectEntry
     from graveler.errors import GravelerError
-    from graveler.model import Branch, Commit, Tag
+    from graveler.listing import ListingPage
+    from graveler.model import Branch, Commit, MergeResult, RangeSettings, ResolvedRef, Tag
+    from graveler.model import Repository as RepositoryInfo
+    from graveler.objects import DATA_PREFIX, new_physical_address
+    from graveler.operations import ChangeType, Difference
     from graveler.repository import Repository
+    from graveler.runs import Publication, Run
+    from graveler.transaction import Transaction
+    from graveler.uri import GravelerURI
+    from graveler.writes import EntryAttributes
 
 _EXPORTS = {
-    "Graveler": "graveler.client",
-    "ObjectEntry": "graveler.entry",
-    "GravelerError": "graveler.errors",
     "Branch": "graveler.model",
+    "ChangeType": "graveler.operations",
+    "ClientSettings": "graveler.config",
     "Commit": "graveler.model",
-    "Tag": "graveler.model",
+    "DATA_PREFIX": "graveler.objects",
+    "Difference": "graveler.operations",
+    "EntryAttributes": "graveler.writes",
+    "Graveler": "graveler.client",
+    "GravelerError": "graveler.errors",
+    "GravelerURI": "graveler.uri",
+    "ListingPage": "graveler.listing",
+    "MergeResult": "graveler.model",
+    "MergeStrategy": "graveler.committed.merge",
+    "Publication": "graveler.runs",
+    "Run": "graveler.runs",
+    "ObjectEntry": "graveler.entry",
+    "RangeSettings": "graveler.model",
     "Repository": "graveler.repository",
+    "RepositoryInfo": ("graveler.model", "Repository"),
+    "ResolvedRef": "graveler.model",
+    "Tag": "graveler.model",
+    "Transaction": "graveler.transaction",
+    "new_physical_address": "graveler.objects",
 }
 
 __all__ = [
+    "DATA_PREFIX",
     "Branch",
+    "ChangeType",
+    "ClientSettings",
     "Commit",
+    "Difference",
+    "EntryAttributes",
     "Graveler",
     "GravelerError",
+    "GravelerURI",
+    "ListingPage",
+    "MergeResult",
+    "MergeStrategy",
     "ObjectEntry",
+    "Publication",
+    "RangeSettings",
     "Repository",
+    "RepositoryInfo",
+    "ResolvedRef",
+    "Run",
     "Tag",
+    "Transaction",
+    "new_physical_address",
 ]
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
+    target = _EXPORTS.get(name)
+    if target is None:
         raise AttributeError(f"module 'graveler' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    module, attribute = target if isinstance(target, tuple) else (target, name)
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

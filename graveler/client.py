@@ -1,16 +1,16 @@
 """The entry point: :class:`Graveler` opens the metadata database, the shared tree cache and
 object stores, and hands out :class:`Repository` handles.
 
-Configuration (arguments win over environment):
+Configuration (arguments win over a :class:`~graveler.config.ClientSettings`, which wins over
+the environment; every key is described in :mod:`graveler.config`):
 
-* ``home`` / ``GRAVELER_HOME`` (default ``./.graveler``): the SQLite database, the cache and
-  default local storage namespaces live here.
-* ``database_url`` / ``GRAVELER_DATABASE_URL``: any SQLAlchemy URL (``sqlite:///...``,
-  ``postgresql+psycopg://...``); default ``sqlite:///<home>/graveler.db``.
-* ``GRAVELER_CACHE_RAM_BYTES``, ``GRAVELER_CACHE_DISK_BYTES``: tree cache budgets.
-* S3 settings are passed to :func:`graveler.objectstore.open_object_store` for ``s3://``
-  namespaces via ``store_options`` (endpoint_url, region, credentials) or the usual AWS
-  environment (``GRAVELER_S3_ENDPOINT_URL``, ``AWS_*``).
+* ``home`` (default ``./.graveler``): the SQLite database, the cache and default local storage
+  namespaces live here.
+* ``database_url``: any SQLAlchemy URL (``sqlite:///...``, ``postgresql+psycopg://...``);
+  default ``sqlite:///<home>/graveler.db``.
+* ``cache_ram_bytes``, ``cache_disk_bytes``: tree cache budgets.
+* ``store_options``: S3 options (endpoint_url, region, credentials, ...) for ``s3://``
+  namespaces; boto3's own credential chain applies where none are given.
 """
 
 from __future__ import annotations
@@ -25,15 +25,16 @@ from typing import Any
 from graveler import namespaces, validate
 from graveler.commits import make_commit
 from graveler.committed.cache import DEFAULT_DISK_BYTES, DEFAULT_RAM_BYTES, TieredCache
+from graveler.committed.manager import CommittedManager
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
-from graveler.errors import InvalidArgument
-from graveler.lru import LruCache
-from graveler.model import EMPTY_METARANGE_ID, Branch, Commit, RangeSettings
+from graveler.config import ClientSettings
+from graveler.context import CommitCache, RepositoryParts
+from graveler.model import EMPTY_METARANGE_ID, Branch, RangeSettings
 from graveler.model import Repository as RepositoryInfo
-from graveler.namespaces import canonical_namespace
 from graveler.objectstore import ObjectStore, open_object_store
 from graveler.refs.sql import SqlMetadataStore
-from graveler.repository import Repository, new_staging_token
+from graveler.repository import Repository
+from graveler.staging import new_staging_token
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
 #: Commits kept in memory per client (they are immutable; lakeFS keeps 50,000 too).
@@ -41,6 +42,10 @@ COMMIT_CACHE_SIZE = 50_000
 
 
 class Graveler:
+    """A connection to one graveler deployment: a refs database, a tree cache and the object
+    stores of its repositories. Arguments win over ``settings``, which win over the
+    environment (see :mod:`graveler.config`). Close it (or use ``with``) when done."""
+
     def __init__(
         self,
         home: str | os.PathLike[str] | None = None,
@@ -49,20 +54,27 @@ class Graveler:
         cache_ram_bytes: int | None = None,
         cache_disk_bytes: int | None = None,
         store_options: Mapping[str, Any] | None = None,
+        settings: ClientSettings | None = None,
     ) -> None:
-        self.home = Path(home or os.environ.get("GRAVELER_HOME") or ".graveler").absolute()
+        explicit = ClientSettings(
+            home=None if home is None else os.fspath(home),
+            database_url=database_url,
+            cache_ram_bytes=cache_ram_bytes,
+            cache_disk_bytes=cache_disk_bytes,
+            store_options=dict(store_options or {}),
+        )
+        self.settings = explicit.over(settings or ClientSettings()).over(ClientSettings.from_env())
+        self.home = Path(self.settings.home or ".graveler").absolute()
         self.home.mkdir(parents=True, exist_ok=True)
-        url = database_url or os.environ.get("GRAVELER_DATABASE_URL")
-        self.database_url = url or f"sqlite:///{self.home / 'graveler.db'}"
+        self.database_url = self.settings.database_url or f"sqlite:///{self.home / 'graveler.db'}"
         self.metadata = SqlMetadataStore(self.database_url)
         self.cache = TieredCache(
             str(self.home / "cache"),
-            ram_bytes=cache_ram_bytes or _env_int("GRAVELER_CACHE_RAM_BYTES", DEFAULT_RAM_BYTES),
-            disk_bytes=cache_disk_bytes
-            or _env_int("GRAVELER_CACHE_DISK_BYTES", DEFAULT_DISK_BYTES),
+            ram_bytes=_budget(self.settings.cache_ram_bytes, DEFAULT_RAM_BYTES),
+            disk_bytes=_budget(self.settings.cache_disk_bytes, DEFAULT_DISK_BYTES),
         )
-        self.store_options = dict(store_options or {})
-        self.commit_cache: LruCache[tuple[str, str], Commit] = LruCache(COMMIT_CACHE_SIZE)
+        self.store_options = dict(self.settings.store_options)
+        self.commit_cache: CommitCache = CommitCache(COMMIT_CACHE_SIZE)
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -99,10 +111,11 @@ class Graveler:
         """Create a repository with an initial empty commit on ``default_branch``."""
         validate.repository_name(name)
         validate.branch_name(default_branch)
-        namespace = canonical_namespace(storage_namespace or self.default_namespace(name))
+        given = storage_namespace or self.default_namespace(name)
+        namespace = namespaces.canonical_namespace(given)
         settings = validate_settings(range_settings or DEFAULT_RANGE_SETTINGS)
-        self.object_store(namespace)  # refuses an unusable namespace before anything is written
-        namespaces.check_free(self, name, namespace)
+        store = self.object_store(namespace)  # refuses an unusable namespace, writes nothing
+        namespaces.check_free(self.metadata, self.object_store, name, namespace)
         created = datetime.now(UTC)
         info = RepositoryInfo(name, namespace, default_branch, created, settings)
         initial = make_commit(
@@ -110,13 +123,21 @@ class Graveler:
         )
         branch = Branch(default_branch, initial.id, new_staging_token(name, default_branch))
         self.metadata.create_repository(info, initial, branch)
-        namespaces.claim_new(self, info)  # the marker: undoes the row when the claim is lost
-        return Repository(self, info)
+        namespaces.claim_new(self.metadata, store, info, self.database_url)  # or undo the row
+        return self._open(info)
 
     def repository(self, name: str) -> Repository:
-        info = self.metadata.get_repository(name)
-        namespaces.claim_on_open(self, info)  # repositories older than markers get one
-        return Repository(self, info)
+        """A handle on repository ``name``; raises RepositoryNotFound."""
+        return self._open(self.metadata.get_repository(name))
+
+    def _open(self, info: RepositoryInfo) -> Repository:
+        store = self.object_store(info.storage_namespace)
+        namespaces.claim_on_open(store, info, self.database_url)  # older repositories get one
+        committed = CommittedManager(store, self.cache, info.range_settings)
+        parts = RepositoryParts(
+            self.metadata, self.metadata, store, committed, self.commit_cache, self.settings
+        )
+        return Repository(info, parts)
 
     def list_repositories(self) -> list[RepositoryInfo]:
         return self.metadata.list_repositories()
@@ -128,11 +149,6 @@ class Graveler:
         self.commit_cache.clear()
 
 
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise InvalidArgument(f"{name} must be an integer number of bytes, got {raw!r}") from None
+def _budget(value: int | None, default: int) -> int:
+    """A cache budget: the configured one, or ``default`` when unset or 0."""
+    return value or default

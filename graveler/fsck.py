@@ -128,7 +128,7 @@ def fsck(repo: Repository, *, verify_objects: bool = False) -> FsckReport:
     :class:`~graveler.errors.StorageError` only when the store or database cannot be read,
     and NamespaceInUse when another repository claims the namespace (its objects would be
     reported as this one's)."""
-    require_owner(repo, "fsck")
+    require_owner(repo.refs, repo.store, repo.info, "fsck")
     return _Checker(repo, verify_objects).run()
 
 

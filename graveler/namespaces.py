@@ -38,14 +38,15 @@ import json
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
 from graveler import validate
 from graveler.committed.files import TREE_PREFIX
+from graveler.config import redact_url
 from graveler.errors import (
     AlreadyExists,
     CorruptFile,
@@ -58,11 +59,10 @@ from graveler.errors import (
 )
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore.port import ObjectStore
-from graveler.secrets import redact_url
+from graveler.refs.port import RefStore
 
-if TYPE_CHECKING:
-    from graveler.client import Graveler
-    from graveler.repository import Repository
+#: Opens the object store of a namespace URI (``Graveler.object_store``).
+OpenStore = Callable[[str], ObjectStore]
 
 #: The ownership marker, relative to the namespace.
 MARKER_KEY = TREE_PREFIX + "repository.json"
@@ -266,14 +266,20 @@ def _iso(when: datetime) -> str:
 
 
 def check_free(
-    client: Graveler, name: str, namespace: str, *, restoring: RepositoryInfo | None = None
+    refs: RefStore,
+    open_store: OpenStore,
+    name: str,
+    namespace: str,
+    *,
+    restoring: RepositoryInfo | None = None,
 ) -> None:
     """Refuse (NamespaceInUse) a repository ``name`` on ``namespace`` (canonical) that would
-    share, nest in or contain another repository's namespace; AlreadyExists when ``name`` is
-    taken. ``restoring``: the repository a refs restore brings back, whose own marker and
-    metadata at ``namespace`` are expected (its contents are not scanned)."""
+    share, nest in or contain the namespace of another repository of ``refs``, or of one whose
+    metadata is in the store; AlreadyExists when ``name`` is taken. ``restoring``: the
+    repository a refs restore brings back, whose own marker and metadata at ``namespace`` are
+    expected (its contents are not scanned)."""
     here = location(namespace)
-    for other in client.metadata.list_repositories():
+    for other in refs.list_repositories():
         if other.name == name:
             raise AlreadyExists(f"repository {name!r} already exists")
         how = _relation_to(here, other.storage_namespace)
@@ -282,18 +288,16 @@ def check_free(
                 f"storage namespace {here.uri} {how} the namespace {other.storage_namespace} "
                 f"of repository {other.name!r}: {_REMEDY}"
             )
-    _check_marked(client, here, restoring)
+    _check_marked(open_store, here, restoring)
     if restoring is None:
-        _check_below(client, here)
+        _check_below(open_store(here.uri), here)
 
 
-def _check_marked(client: Graveler, here: Location, restoring: RepositoryInfo | None) -> None:
+def _check_marked(open_store: OpenStore, here: Location, restoring: RepositoryInfo | None) -> None:
     """Graveler metadata at ``here`` or at one of its ancestors belongs to another repository."""
-    root = client.object_store(here.root_uri) if here.scheme != "mem" else None
+    root = open_store(here.root_uri) if here.scheme != "mem" else None
     for place in [here, *here.ancestors()]:
-        store, prefix = (
-            (root, place.key_prefix) if root is not None else (client.object_store(here.uri), "")
-        )
+        store, prefix = (root, place.key_prefix) if root is not None else (open_store(here.uri), "")
         if next(iter(store.list(prefix + TREE_PREFIX)), None) is None:
             continue
         theirs = read_claim(store, prefix + MARKER_KEY)
@@ -306,11 +310,10 @@ def _check_marked(client: Graveler, here: Location, restoring: RepositoryInfo | 
         )
 
 
-def _check_below(client: Graveler, here: Location) -> None:
+def _check_below(store: ObjectStore, here: Location) -> None:
     """Graveler metadata below ``here`` (another repository nested in it)."""
     if here.scheme == "mem":
         return
-    store = client.object_store(here.uri)
     for seen, info in enumerate(store.list(""), 1):
         if seen > SCAN_LIMIT:
             raise InvalidArgument(
@@ -335,49 +338,51 @@ def nested_namespace(key: str) -> str | None:
     return key[: cut + 1] if cut >= 0 else None
 
 
-def claim_new(client: Graveler, info: RepositoryInfo) -> None:
+def claim_new(refs: RefStore, store: ObjectStore, info: RepositoryInfo, database: str) -> None:
     """Claim a just-created repository's namespace; when the claim is lost (or cannot be
     written) the repository row is deleted again and the error raised."""
     try:
-        claim(client.object_store(info.storage_namespace), info, client.database_url)
+        claim(store, info, database)
     except GravelerError:
-        client.metadata.delete_repository(info.name)
+        refs.delete_repository(info.name)
         raise
+    _remember(store, info)
 
 
-_opened: weakref.WeakKeyDictionary[Graveler, set[tuple[str, str, str]]] = (
-    weakref.WeakKeyDictionary()
-)
+#: Per store object (so per client and namespace): the repositories whose claim was checked.
+_opened: weakref.WeakKeyDictionary[ObjectStore, set[tuple[str, str]]] = weakref.WeakKeyDictionary()
 _opened_lock = threading.Lock()
 
 
-def claim_on_open(client: Graveler, info: RepositoryInfo) -> None:
-    """On a client's first open of a repository: write its marker when there is none (a
-    repository created before markers existed), NamespaceInUse when the marker names another
-    repository. A store that cannot be written or read (read-only credentials) is left alone:
-    the next open tries again, and GC and fsck insist (:func:`require_owner`)."""
-    seen = (info.name, info.storage_namespace, _iso(info.creation_date))
+def _remember(store: ObjectStore, info: RepositoryInfo) -> None:
     with _opened_lock:
-        if seen in _opened.get(client, ()):
+        _opened.setdefault(store, set()).add((info.name, _iso(info.creation_date)))
+
+
+def claim_on_open(store: ObjectStore, info: RepositoryInfo, database: str) -> None:
+    """On the first open of a repository through ``store``: write its marker when there is
+    none (a repository created before markers existed), NamespaceInUse when the marker names
+    another repository. A store that cannot be written or read (read-only credentials) is
+    left alone: the next open tries again, and GC and fsck insist (:func:`require_owner`)."""
+    with _opened_lock:
+        if (info.name, _iso(info.creation_date)) in _opened.get(store, ()):
             return
     try:
-        claim(client.object_store(info.storage_namespace), info, client.database_url)
+        claim(store, info, database)
     except (StorageError, CorruptFile):
         return
-    with _opened_lock:
-        _opened.setdefault(client, set()).add(seen)
+    _remember(store, info)
 
 
-def require_owner(repo: Repository, action: str) -> None:
-    """Refuse ``action`` (garbage collection, fsck) unless ``repo`` owns its namespace alone:
-    its marker (written now if missing) names it and no other repository of the refs database
-    overlaps it. NamespaceInUse otherwise."""
-    info = repo.info
+def require_owner(refs: RefStore, store: ObjectStore, info: RepositoryInfo, action: str) -> None:
+    """Refuse ``action`` (garbage collection, fsck) unless the repository ``info`` owns its
+    namespace alone: the marker in ``store`` (written now if missing) names it and no other
+    repository of ``refs`` overlaps it. NamespaceInUse otherwise."""
     try:
         here = location(info.storage_namespace)
     except GravelerError:
         here = None
-    for other in repo.client.metadata.list_repositories():
+    for other in refs.list_repositories():
         how = _relation_to(here, other.storage_namespace) if here else None
         if other.name != info.name and how:
             raise NamespaceInUse(
@@ -385,7 +390,7 @@ def require_owner(repo: Repository, action: str) -> None:
                 f"{other.storage_namespace} of repository {other.name!r} (same refs database)"
             )
     try:
-        claim(repo.store, info, repo.client.database_url)
+        claim(store, info, "(not recorded: claimed by garbage collection or fsck)")
     except NamespaceInUse as exc:
         raise NamespaceInUse(f"{action} refuses to run: {exc}") from None
 

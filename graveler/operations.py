@@ -15,23 +15,21 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from graveler import entry as entries
 from graveler import validate
 from graveler.commits import make_commit, merge_base
 from graveler.committed.apply import Change
 from graveler.committed.merge import MergeStrategy
+from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import BranchMoved, DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
-from graveler.model import Branch, Commit
+from graveler.model import Branch, Commit, MergeResult
 from graveler.objects import checked_entry
-from graveler.staging import as_changes, branch_tokens, merged_staging
+from graveler.staging import as_changes, branch_tokens, merged_staging, new_staging_token
 from graveler.validate import object_key as validate_key
 from graveler.validate import prefix_key
-
-if TYPE_CHECKING:
-    from graveler.repository import Repository
 
 T = TypeVar("T")
 MAX_TRIES = 10
@@ -66,7 +64,7 @@ def retry_moved(attempt: Callable[[], T], what: str) -> T:
     raise AssertionError("unreachable")
 
 
-def update_branch(repo: Repository, name: str, change: Callable[[Branch], Branch]) -> Branch:
+def update_branch(repo: RepoContext, name: str, change: Callable[[Branch], Branch]) -> Branch:
     """Apply ``change`` to the branch row with compare-and-swap retries."""
 
     def attempt() -> Branch:
@@ -78,11 +76,25 @@ def update_branch(repo: Repository, name: str, change: Callable[[Branch], Branch
     return retry_moved(attempt, f"update branch {name!r}")
 
 
+def advance_branch(
+    repo: RepoContext, expected: Branch, commit: Commit, *, record: bool = True, **changes: object
+) -> Commit:
+    """Move branch ``expected`` to ``commit`` with one compare-and-swap (raising BranchMoved
+    when the row changed since ``expected`` was read). ``commit`` is stored first unless
+    ``record`` is False (it is known to exist, as in a fast-forward); ``changes`` are further
+    branch fields to set in the same swap (``sealed_tokens=()`` after a commit)."""
+    if record:
+        repo.refs.add_commit(repo.name, commit)
+    moved = replace(expected, commit_id=commit.id, **changes)  # type: ignore[arg-type]
+    repo.refs.update_branch(repo.name, expected, moved)
+    return commit
+
+
 # --- commit -------------------------------------------------------------------------------------
 
 
 def commit(
-    repo: Repository,
+    repo: RepoContext,
     branch: str,
     message: str,
     *,
@@ -111,14 +123,12 @@ def commit(
 
 def _seal(repo_name: str, b: Branch) -> Branch:
     """Move the staging token to the front of the sealed tokens; writes go to a fresh one."""
-    from graveler.repository import new_staging_token
-
     token = new_staging_token(repo_name, b.name)
     return replace(b, staging_token=token, sealed_tokens=(b.staging_token, *b.sealed_tokens))
 
 
 def _commit_sealed(
-    repo: Repository, branch: str, message: str, meta: dict[str, str], who: str, allow_empty: bool
+    repo: RepoContext, branch: str, message: str, meta: dict[str, str], who: str, allow_empty: bool
 ) -> Commit:
     b = repo.refs.get_branch(repo.name, branch)
     parent = repo.get_commit(b.commit_id)
@@ -126,15 +136,15 @@ def _commit_sealed(
     metarange_id, _ = repo.committed.apply(parent.metarange_id, changes)
     if metarange_id == parent.metarange_id and not allow_empty:
         raise NoChanges(f"branch {branch!r}: the staged changes do not change anything")
-    new = make_commit([parent], metarange_id, message, who, meta)
-    repo.refs.add_commit(repo.name, new)
-    repo.refs.update_branch(repo.name, b, replace(b, commit_id=new.id, sealed_tokens=()))
+    new = advance_branch(
+        repo, b, make_commit([parent], metarange_id, message, who, meta), sealed_tokens=()
+    )
     repo.staging.drop_tokens(b.sealed_tokens)
     return new
 
 
 def import_entries(
-    repo: Repository,
+    repo: RepoContext,
     branch: str,
     entries: Iterable[ObjectEntry],
     message: str,
@@ -171,15 +181,12 @@ def import_entries(
             tree, _ = repo.committed.merge(
                 base, imported, head.metarange_id, MergeStrategy.SOURCE_WINS
             )
-        new = make_commit([head], tree, message, who, meta)
-        repo.refs.add_commit(repo.name, new)
-        repo.refs.update_branch(repo.name, b, replace(b, commit_id=new.id))
-        return new
+        return advance_branch(repo, b, make_commit([head], tree, message, who, meta))
 
     return retry_moved(attempt, f"import into {branch!r}")
 
 
-def _validated(repo: Repository, entries: Iterable[ObjectEntry]) -> Iterator[ObjectEntry]:
+def _validated(repo: RepoContext, entries: Iterable[ObjectEntry]) -> Iterator[ObjectEntry]:
     for e in entries:
         validate_key(e.path)
         yield checked_entry(repo.info.storage_namespace, e)
@@ -189,7 +196,7 @@ def _validated(repo: Repository, entries: Iterable[ObjectEntry]) -> Iterator[Obj
 
 
 def merge(
-    repo: Repository,
+    repo: RepoContext,
     source: str,
     dest: str,
     *,
@@ -198,8 +205,11 @@ def merge(
     metadata: Mapping[str, str] | None = None,
     committer: str | None = None,
     fast_forward: bool = True,
-) -> Commit:
-    """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's new head."""
+) -> MergeResult:
+    """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's head
+    before and after. Raises NoChanges when ``source`` is already merged, MergeConflict (with
+    the conflicting paths) when the strategy does not decide a conflict, DirtyBranch when
+    ``dest`` has uncommitted changes."""
     strat = MergeStrategy.parse(strategy)
     meta = validate.metadata(metadata)
     if message is not None:
@@ -210,27 +220,25 @@ def merge(
         meta[MERGE_STRATEGY_KEY] = strat.value
     text = message or f"Merge '{source}' into '{dest}'"
 
-    def attempt() -> Commit:
+    def attempt() -> MergeResult:
         b = _clean_branch(repo, dest, "merge into")
         head = repo.get_commit(b.commit_id)
         base = merge_base(repo.get_commit, src, head)
         if base is not None and base.id == src.id:
             raise NoChanges(f"{source!r} is already merged into {dest!r}")
         if base is not None and base.id == head.id and fast_forward:
-            result = src
-        else:
-            base_mr = base.metarange_id if base is not None else ""
-            mr, _ = repo.committed.merge(base_mr, src.metarange_id, head.metarange_id, strat)
-            result = make_commit([head, src], mr, text, who, meta)
-            repo.refs.add_commit(repo.name, result)
-        repo.refs.update_branch(repo.name, b, replace(b, commit_id=result.id))
-        return result
+            return MergeResult(head, advance_branch(repo, b, src, record=False), True)
+        base_mr = base.metarange_id if base is not None else ""
+        mr, _ = repo.committed.merge(base_mr, src.metarange_id, head.metarange_id, strat)
+        return MergeResult(
+            head, advance_branch(repo, b, make_commit([head, src], mr, text, who, meta))
+        )
 
     return retry_moved(attempt, f"merge into {dest!r}")
 
 
 def revert(
-    repo: Repository,
+    repo: RepoContext,
     branch: str,
     ref: str,
     *,
@@ -258,15 +266,13 @@ def revert(
         if mr == head.metarange_id:
             raise NoChanges(f"reverting {ref!r} changes nothing on {branch!r}")
         meta = {".graveler.revert.commit": target.id}
-        new = make_commit([head], mr, f"Revert {target.id[:12]}: {target.message}", who, meta)
-        repo.refs.add_commit(repo.name, new)
-        repo.refs.update_branch(repo.name, b, replace(b, commit_id=new.id))
-        return new
+        text = f"Revert {target.id[:12]}: {target.message}"
+        return advance_branch(repo, b, make_commit([head], mr, text, who, meta))
 
     return retry_moved(attempt, f"revert on {branch!r}")
 
 
-def _clean_branch(repo: Repository, name: str, what: str) -> Branch:
+def _clean_branch(repo: RepoContext, name: str, what: str) -> Branch:
     b = repo.refs.get_branch(repo.name, name)
     dirty = b.sealed_tokens or repo.staging.count_staged(b.staging_token) > 0
     if dirty:
@@ -279,7 +285,7 @@ def _clean_branch(repo: Repository, name: str, what: str) -> Branch:
 # --- reset --------------------------------------------------------------------------------------
 
 
-def reset(repo: Repository, branch: str, prefix: str | None = None) -> None:
+def reset(repo: RepoContext, branch: str, prefix: str | None = None) -> None:
     """Drop uncommitted changes: all of them, or only those under ``prefix``."""
     if prefix:
         b = repo.refs.get_branch(repo.name, branch)
@@ -288,8 +294,6 @@ def reset(repo: Repository, branch: str, prefix: str | None = None) -> None:
     old: list[Branch] = []
 
     def fresh(b: Branch) -> Branch:
-        from graveler.repository import new_staging_token
-
         old[:] = [b]
         return replace(b, staging_token=new_staging_token(repo.name, b.name), sealed_tokens=())
 
@@ -314,10 +318,15 @@ class Difference:
     right: ObjectEntry | None
 
 
-def diff_refs(repo: Repository, left: str, right: str) -> Iterator[Difference]:
-    """Committed differences from ``left`` to ``right``."""
+def diff_refs(
+    repo: RepoContext, left: str, right: str, *, prefix: str = ""
+) -> Iterator[Difference]:
+    """Committed differences from ``left`` to ``right`` (under ``prefix``, a plain key
+    prefix: ``"tables/t/"`` for a directory), in path order. A prefix seeks into both trees:
+    the cost follows what lies under it."""
+    key_prefix = prefix_key(prefix)
     lc, rc = repo.resolve(left).commit, repo.resolve(right).commit
-    for d in repo.committed.diff(lc.metarange_id, rc.metarange_id):
+    for d in repo.committed.diff(lc.metarange_id, rc.metarange_id, key_prefix):
         yield Difference(
             ChangeType(d.type.value),
             d.key.decode(),
@@ -326,11 +335,12 @@ def diff_refs(repo: Repository, left: str, right: str) -> Iterator[Difference]:
         )
 
 
-def diff_uncommitted(repo: Repository, branch: str) -> Iterator[Difference]:
-    """The branch's staged changes relative to its head commit."""
+def diff_uncommitted(repo: RepoContext, branch: str, *, prefix: str = "") -> Iterator[Difference]:
+    """The branch's staged changes (under ``prefix``) relative to its head commit."""
+    key_prefix = prefix_key(prefix)
     b = repo.refs.get_branch(repo.name, branch)
     mid = repo.get_commit(b.commit_id).metarange_id
-    for staged in merged_staging(repo.staging, branch_tokens(b)):
+    for staged in merged_staging(repo.staging, branch_tokens(b), prefix=key_prefix):
         committed = repo.committed.get(mid, staged.key)
         left = entries.decode(staged.key, committed.value) if committed else None
         right = entries.decode(staged.key, staged.value) if staged.value is not None else None

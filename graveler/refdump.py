@@ -29,9 +29,10 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graveler import namespaces, validate
+from graveler.client import Graveler
 from graveler.commits import commit_problem
 from graveler.committed.files import TREE_PREFIX
 from graveler.committed.splitter import validate_settings
@@ -45,11 +46,8 @@ from graveler.errors import (
 from graveler.model import Branch, Commit, RangeSettings, Tag
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore.port import ObjectStore
-from graveler.staging import branch_tokens
-
-if TYPE_CHECKING:
-    from graveler.client import Graveler
-    from graveler.repository import Repository
+from graveler.repository import Repository
+from graveler.staging import branch_tokens, new_staging_token
 
 DUMP_PREFIX = TREE_PREFIX + "refs/"
 FORMAT_VERSION = 1
@@ -121,8 +119,6 @@ def restore_refs(
     ``dump_id`` is given). The repository must not exist in the database (AlreadyExists);
     NotFound when there is no such dump; CorruptFile when the dump fails verification.
     Nothing is written unless every check passes."""
-    from graveler.repository import Repository, new_staging_token
-
     validate.repository_name(name)
     namespace = namespaces.canonical_namespace(namespace)
     store = client.object_store(namespace)
@@ -133,7 +129,7 @@ def restore_refs(
     chosen = dump_id or _latest(store, namespace)
     manifest = _read_manifest(store, chosen)
     info = _repo_from(manifest.get("repository"), name, namespace)
-    namespaces.check_free(client, name, namespace, restoring=info)
+    namespaces.check_free(client.metadata, client.object_store, name, namespace, restoring=info)
     commits = [_to_commit(doc) for doc in _read_part(store, chosen, manifest, "commits")]
     branches = [
         _to_branch(d, new_staging_token(name, str(d.get("name"))))
@@ -142,8 +138,8 @@ def restore_refs(
     tags = [_to_tag(d) for d in _read_part(store, chosen, manifest, "tags")]
     _verify(info, commits, branches, tags)
     client.metadata.restore_repository(info, commits, branches, tags)
-    namespaces.claim_new(client, info)
-    return Repository(client, info)
+    namespaces.claim_new(client.metadata, store, info, client.database_url)
+    return client.repository(name)
 
 
 def _latest(store: ObjectStore, namespace: str) -> str:

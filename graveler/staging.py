@@ -7,6 +7,7 @@ A tombstone in a higher layer hides the key below it.
 from __future__ import annotations
 
 import heapq
+import uuid
 from collections.abc import Iterator, Sequence
 
 from graveler.committed.apply import Change
@@ -14,6 +15,11 @@ from graveler.committed.manager import CommittedManager
 from graveler.committed.record import ValueRecord
 from graveler.model import Branch, StagedEntry
 from graveler.refs.port import StagingStore
+
+
+def new_staging_token(repo: str, branch: str) -> str:
+    """A fresh, never reused staging token for ``branch`` of ``repo``."""
+    return f"{repo}/{branch}/{uuid.uuid4().hex}"
 
 
 def branch_tokens(branch: Branch) -> tuple[str, ...]:

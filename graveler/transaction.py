@@ -11,51 +11,51 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, BinaryIO
+from datetime import UTC, datetime
+from typing import BinaryIO
 
+from graveler import branches, reads, runs, writes
+from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
-from graveler.errors import GravelerError, NoChanges
+from graveler.errors import GravelerError, MergeConflict
 from graveler.listing import ListingPage
 from graveler.model import Commit
-
-if TYPE_CHECKING:
-    from graveler.repository import Repository
 
 
 class Transaction:
     """Object operations bound to the transaction's branch."""
 
-    def __init__(self, repo: Repository, branch: str, base: str) -> None:
+    def __init__(self, repo: RepoContext, branch: str, base: str) -> None:
         self.repo = repo
         self.branch = branch
         self.base = base
         self.commit: Commit | None = None  # the merge result, set after a successful exit
 
     def put(self, path: str, data: bytes | BinaryIO, **kwargs: object) -> ObjectEntry:
-        return self.repo.put(self.branch, path, data, **kwargs)  # type: ignore[arg-type]
+        return writes.put(self.repo, self.branch, path, data, **kwargs)  # type: ignore[arg-type]
 
     def get(self, path: str) -> bytes:
-        return self.repo.get(self.branch, path)
+        return reads.get(self.repo, self.branch, path)
 
     def open(self, path: str) -> BinaryIO:
-        return self.repo.open(self.branch, path)
+        return reads.open_object(self.repo, self.branch, path)
 
     def stat(self, path: str) -> ObjectEntry:
-        return self.repo.stat(self.branch, path)
+        return reads.stat(self.repo, self.branch, path)
 
     def delete(self, path: str) -> None:
-        self.repo.delete(self.branch, path)
+        writes.delete(self.repo, self.branch, path)
 
     def list(self, prefix: str = "", **kwargs: object) -> ListingPage:
-        return self.repo.list(self.branch, prefix, **kwargs)  # type: ignore[arg-type]
+        return reads.list_objects(self.repo, self.branch, prefix, **kwargs)  # type: ignore[arg-type]
 
     def iter_objects(self, prefix: str = "") -> Iterator[ObjectEntry]:
-        return self.repo.iter_objects(self.branch, prefix)
+        return reads.iter_objects(self.repo, self.branch, prefix)
 
 
 @contextmanager
 def transaction(
-    repo: Repository,
+    repo: RepoContext,
     base: str,
     *,
     message: str | None = None,
@@ -64,25 +64,35 @@ def transaction(
     committer: str | None = None,
     branch: str | None = None,
 ) -> Iterator[Transaction]:
+    """The body runs against a fresh branch from ``base``; see the module docstring. Built
+    on :mod:`graveler.runs`: the transaction is a run whose identity is its branch name."""
     name = branch or f"tx-{uuid.uuid4().hex[:12]}"
-    repo.create_branch(name, base)
+    run = runs.Run(identity=f"transaction/{name}", branch=name, into=base)
+    started = datetime.now(UTC)
+    branches.create_branch(repo, name, base)
     tx = Transaction(repo, name, base)
     try:
         yield tx
     except BaseException:
-        repo.delete_branch(name)
+        runs.discard(repo, run)
         raise
     text = message or f"Transaction {name}"
-    try:
-        repo.commit(name, text, metadata=metadata, committer=committer)
-    except NoChanges:
-        repo.delete_branch(name)
+    if runs.commit_pending(repo, run, text, metadata=metadata, committer=committer) is None:
+        runs.discard(repo, run)
         return
     try:
-        tx.commit = repo.merge(
-            name, base, strategy=strategy, message=text, metadata=metadata, committer=committer
+        published = runs.publish(
+            repo,
+            run,
+            text,
+            metadata=metadata,
+            committer=committer,
+            strategy=strategy,
+            since=started,
+            fast_forward=True,
         )
     except GravelerError as exc:
-        exc.add_note(f"the transaction's writes are kept on branch {name!r} for inspection")
+        if not isinstance(exc, MergeConflict):  # runs.publish notes a conflict itself
+            exc.add_note(f"the transaction's writes are kept on branch {name!r} for inspection")
         raise
-    repo.delete_branch(name)
+    tx.commit = published.merge.commit if published.merge is not None else None

@@ -22,8 +22,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "providers")]
 
-from graveler.client import Graveler  # noqa: E402
-from graveler.repository import Repository  # noqa: E402
+from graveler import Graveler, Repository  # noqa: E402
 
 DEMO = Path(".demo").absolute()
 DAG_ID = "graveler_example_etl"

@@ -20,7 +20,7 @@ from airflow.sdk import DAG, get_current_context, task
 from graveler_airflow import GravelerHook, GravelerRunBranch
 
 if TYPE_CHECKING:
-    from graveler.repository import Repository
+    from graveler import Repository
 
 RAW = "raw/weather.csv"
 CLEAN = "clean/weather"

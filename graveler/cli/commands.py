@@ -204,8 +204,8 @@ def merge(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, source, _ = ref_uri(gv, a.source)
     dest = same_repo(repo, a.dest)
     with status(out, f"Merging {source} into {dest} ..."):
-        c = repo.merge(source, dest, strategy=a.strategy, message=a.message)
-    out.commit(c, heading=f"Merged {source} into {dest}:")
+        merged = repo.merge(source, dest, strategy=a.strategy, message=a.message)
+    out.commit(merged.commit, heading=f"Merged {source} into {dest}:")
     return 0
 
 

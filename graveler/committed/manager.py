@@ -19,6 +19,7 @@ from graveler.committed.iterator import TreeIterator
 from graveler.committed.merge import MergeStrategy, merge_trees
 from graveler.committed.record import RangeInfo, ValueRecord
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
+from graveler.keyspace import successor
 from graveler.model import EMPTY_METARANGE_ID, RangeSettings
 from graveler.objectstore.port import ObjectStore
 
@@ -117,12 +118,22 @@ class CommittedManager:
         """New tree = ``base_id`` with key-ordered ``changes`` applied."""
         return apply_changes(self.files, self.settings, self.ranges(base_id), changes)
 
-    def diff(self, left_id: str, right_id: str) -> Iterator[DiffEntry]:
-        """Differences turning ``left_id`` into ``right_id``, in key order."""
+    def diff(self, left_id: str, right_id: str, prefix: bytes = b"") -> Iterator[DiffEntry]:
+        """Differences turning ``left_id`` into ``right_id`` under ``prefix``, in key order.
+
+        With a prefix, both trees are cut to the ranges that can hold its keys (a binary
+        search in each metarange), so the cost follows the ranges under the prefix, not the
+        size of the trees."""
         if left_id == right_id:
             return iter(())
         left, right = self.files.metarange(left_id), self.files.metarange(right_id)
-        return diff_trees(self.files, left.ranges, right.ranges, left.ids, right.ids)
+        if not prefix:
+            return diff_trees(self.files, left.ranges, right.ranges, left.ids, right.ids)
+        (lo, hi), (ro, rhi) = _span(left, prefix), _span(right, prefix)
+        found = diff_trees(
+            self.files, left.ranges[lo:hi], right.ranges[ro:rhi], left.ids[lo:hi], right.ids[ro:rhi]
+        )
+        return _under(found, prefix)
 
     def merge(
         self,
@@ -160,3 +171,21 @@ def _summary_of(entries: Iterable[DiffEntry]) -> ApplySummary:
 
 
 __all__ = ["ApplySummary", "Change", "CommittedManager", "MergeStrategy", "ValueRecord"]
+
+
+def _span(meta: MetarangeData, prefix: bytes) -> tuple[int, int]:
+    """The slice of ``meta``'s ranges that may hold keys starting with ``prefix``."""
+    first = meta.range_for(prefix)
+    upper = successor(prefix)
+    last = len(meta.ranges) if upper is None else min(meta.range_for(upper) + 1, len(meta.ranges))
+    return first, max(first, last)
+
+
+def _under(entries: Iterator[DiffEntry], prefix: bytes) -> Iterator[DiffEntry]:
+    """The entries whose keys start with ``prefix`` (the boundary ranges of a cut tree also
+    hold keys outside it); stops at the first key past the prefix."""
+    for entry in entries:
+        if entry.key.startswith(prefix):
+            yield entry
+        elif entry.key > prefix:
+            return

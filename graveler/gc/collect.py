@@ -9,7 +9,7 @@ files; both select exactly the same objects (a test holds them to one model).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -109,7 +109,16 @@ def finish(
     if not dry_run and selected:
         record_expired(store, plan.expired)  # for fsck, before anything goes
     deleted = 0 if dry_run else sweep(store, [o.key for o in selected], progress)
-    return report(plan, marks, scanned, in_grace, selected, deleted, dry_run)
+    return report(
+        plan,
+        objects_marked=len(marks.objects),
+        tree_files_marked=len(marks.tree_files),
+        ranges_read=marks.ranges_read,
+        listing=(scanned, in_grace),
+        selected=selected,
+        deleted=deleted,
+        dry_run=dry_run,
+    )
 
 
 def sweep(store: ObjectStore, keys: list[str], progress: Progress = no_progress) -> int:
@@ -123,21 +132,26 @@ def sweep(store: ObjectStore, keys: list[str], progress: Progress = no_progress)
 
 def report(
     plan: GCPlan,
-    marks: Marks,
-    scanned: int,
-    in_grace: int,
-    selected: list[ObjectInfo],
+    *,
+    objects_marked: int,
+    tree_files_marked: int,
+    ranges_read: int,
+    listing: tuple[int, int],
+    selected: Sequence[ObjectInfo],
     deleted: int,
     dry_run: bool,
 ) -> GCReport:
+    """The report of one collection, whichever implementation ran it. ``listing`` is
+    (objects scanned, of which in the grace period)."""
+    scanned, in_grace = listing
     return GCReport(
         repository=plan.repository,
         dry_run=dry_run,
         commits_total=plan.commits_total,
         commits_retained=len(plan.retained),
-        objects_marked=len(marks.objects),
-        tree_files_marked=len(marks.tree_files),
-        ranges_read=marks.ranges_read,
+        objects_marked=objects_marked,
+        tree_files_marked=tree_files_marked,
+        ranges_read=ranges_read,
         scanned=scanned,
         in_grace=in_grace,
         selected=tuple(selected),

@@ -119,7 +119,7 @@ def prepare(
     require_owner`): collecting a shared namespace would delete the other repository's data."""
     if grace < timedelta(0):
         raise InvalidArgument(f"grace period must not be negative, got {grace}")
-    require_owner(repo, "garbage collection")
+    require_owner(repo.refs, repo.store, repo.info, "garbage collection")
     at = (now or datetime.now(UTC)).astimezone(UTC)
     tokens = [t for b in repo.list_branches() for t in branch_tokens(b)]
     staged = staged_addresses(repo.staging, tokens)

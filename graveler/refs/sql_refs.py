@@ -20,6 +20,7 @@ from graveler.errors import (
     RepositoryNotFound,
     TagNotFound,
 )
+from graveler.keyspace import text_successor
 from graveler.model import Branch, Commit, Repository, Tag
 from graveler.refs import rows
 from graveler.refs.db import Database
@@ -235,7 +236,7 @@ class SqlRefStore:
         """Up to ``limit`` commit IDs starting with ``prefix``, smallest first: a range scan
         ``prefix <= id < successor(prefix)`` on the (repo, id) primary key."""
         query = select(commits.c.id).where(commits.c.repo == repo, commits.c.id >= prefix)
-        upper = rows.text_successor(prefix)
+        upper = text_successor(prefix)
         if upper is not None:
             query = query.where(commits.c.id < upper)
         query = query.order_by(commits.c.id).limit(limit)

@@ -15,6 +15,7 @@ from sqlalchemy import Connection, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from graveler.errors import BranchNotFound, InvalidArgument
+from graveler.keyspace import successor
 from graveler.model import StagedEntry
 from graveler.refs import rows
 from graveler.refs.db import Database
@@ -81,7 +82,7 @@ class SqlStagingStore:
         for a non-positive ``batch_size``."""
         if batch_size < 1:
             raise InvalidArgument(f"batch_size must be positive, got {batch_size}")
-        return self._iter_staged(token, max(start, prefix), rows.successor(prefix), batch_size)
+        return self._iter_staged(token, max(start, prefix), successor(prefix), batch_size)
 
     def _iter_staged(
         self, token: str, lower: bytes, upper: bytes | None, batch_size: int
@@ -120,7 +121,7 @@ class SqlStagingStore:
 def delete_tokens(conn: Connection, tokens: list[str], prefix: bytes = b"") -> None:
     """Delete the staged entries of ``tokens`` (only keys starting with ``prefix``)."""
     key = staged_entries.c.key
-    upper = rows.successor(prefix)
+    upper = successor(prefix)
     for start in range(0, len(tokens), _IN_CHUNK):
         stmt = delete(staged_entries).where(
             staged_entries.c.token.in_(tokens[start : start + _IN_CHUNK])

@@ -16,9 +16,14 @@ from typing import Any
 
 from airflow.utils.db_manager import BaseDBManager
 
+from graveler.database import (
+    SCRIPT_LOCATION,
+    VERSION_TABLE,
+    alembic_config,
+    metadata,
+    upgrade_connection,
+)
 from graveler.errors import InvalidArgument
-from graveler.refs.migrate import SCRIPT_LOCATION, alembic_config, upgrade_connection
-from graveler.refs.schema import VERSION_TABLE, metadata
 
 
 class GravelerDBManager(BaseDBManager):

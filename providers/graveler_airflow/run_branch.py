@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import AssetAlias, TaskGroup, TriggerRule, XComArg
 
-from graveler.committed.merge import MergeStrategy
+from graveler import MergeStrategy
 from graveler.errors import AlreadyExists, BranchNotFound, MergeConflict, NoChanges
 from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
 from graveler_airflow.hooks.graveler import GravelerHook
@@ -51,7 +51,7 @@ from graveler_airflow.operators.graveler import (
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from graveler.repository import Repository
+    from graveler import Repository
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _MAX_SLUG = 180
@@ -197,8 +197,10 @@ class GravelerRunBranch:
     :param delete_on_success: delete the run branch after merging (default True).
     :param delete_on_failure: delete the run branch of a run that did not merge (default
         False: it is kept for inspection).
-    :param emit_asset_events, asset_paths, max_asset_events: see
+    :param emit_asset_events: as for
         :class:`~graveler_airflow.operators.graveler.GravelerMergeOperator`.
+    :param asset_paths: as for ``GravelerMergeOperator``.
+    :param max_asset_events: as for ``GravelerMergeOperator``.
     :param branch_prefix: first part of the run branch names (default ``airflow``).
     """
 

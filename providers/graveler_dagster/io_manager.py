@@ -29,11 +29,9 @@ from dagster import (
 )
 from pydantic import Field
 
-from graveler.entry import ObjectEntry
+from graveler import GravelerURI, ObjectEntry, Repository
+from graveler.config import REDACTED
 from graveler.errors import InvalidArgument, NotFound, ObjectNotFound
-from graveler.objects import read_verified
-from graveler.repository import Repository
-from graveler.secrets import REDACTED
 from graveler_dagster import formats
 from graveler_dagster.resource import GravelerResource
 from graveler_dagster.runs import (
@@ -178,7 +176,7 @@ class GravelerIOManager(ConfigurableIOManager):
     ) -> Any:
         """The value at ``path`` on ``ref`` (``entry`` when already looked up there); only
         what :func:`graveler_dagster.formats.load` accepts is decoded."""
-        where = f"graveler://{repo.name}/{ref}/{path}"
+        where = str(GravelerURI(repo.name, ref, path))
         try:
             entry = entry or repo.stat(ref, path)
         except NotFound as exc:
@@ -186,7 +184,7 @@ class GravelerIOManager(ConfigurableIOManager):
                 f"{where} does not exist: the asset was neither written in this run nor "
                 "merged into the target branch"
             ) from exc
-        data = read_verified(repo.store, entry)
+        data = repo.read_entry(entry)
         meta, ctype = entry.metadata, entry.content_type
         return formats.load(data, meta, ctype, where, wanted, self.pickle_secret)
 
@@ -210,7 +208,7 @@ def _output_metadata(
 ) -> dict[str, Any]:
     path = items[0][0] if len(items) == 1 else items[0][0].rsplit("/", 1)[0]
     meta: dict[str, Any] = {
-        "graveler/uri": MetadataValue.path(f"graveler://{repo.name}/{branch}/{path}"),
+        "graveler/uri": MetadataValue.path(str(GravelerURI(repo.name, branch, path))),
         "graveler/branch": branch,
         "graveler/commit": commit_id,
         "graveler/size": sum(len(enc.data) for _, enc in items),

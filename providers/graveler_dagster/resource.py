@@ -7,15 +7,15 @@ Run-branch handling lives in :mod:`graveler_dagster.runs`; this module only name
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dagster import ConfigurableResource, DagsterInstance, InitResourceContext
 from pydantic import Field, PrivateAttr
 
-from graveler.client import Graveler
-from graveler.errors import AlreadyExists, RepositoryNotFound
-from graveler.repository import Repository
-from graveler.secrets import REDACTED, is_secret_option, redact_url
+from graveler import ClientSettings, Graveler, Repository
+from graveler.config import REDACTED, SECRET_STORE_OPTIONS, STORE_ALIASES, redact_url
+from graveler.errors import AlreadyExists, NamespaceInUse, RepositoryNotFound
 from graveler_dagster.storage import default_database_url, default_home
 
 
@@ -79,7 +79,7 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
         for name, value in super().__repr_args__():
             if name == "database_url" and isinstance(value, str):
                 yield name, redact_url(value)
-            elif name is not None and is_secret_option(name) and value is not None:
+            elif STORE_ALIASES.get(str(name)) in SECRET_STORE_OPTIONS and value is not None:
                 yield name, REDACTED
             else:
                 yield name, value
@@ -99,10 +99,18 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
     def get_client(self) -> Graveler:
         """The connected client, opened on first use (database and home as configured)."""
         if self._client is None:
-            home = self.home or str(default_home(self._instance))
-            url = self.database_url or default_database_url(self._instance)
-            self._client = Graveler(home=home, database_url=url, store_options=self._store_opts())
+            self._client = Graveler(settings=self.settings())
         return self._client
+
+    def settings(self) -> ClientSettings:
+        """The client settings of this resource: its fields (the keys of
+        :mod:`graveler.config`), then the defaults of :mod:`graveler_dagster.storage`."""
+        given = ClientSettings.from_mapping(self.model_dump())
+        return replace(
+            given,
+            home=given.home or str(default_home(self._instance)),
+            database_url=given.database_url or default_database_url(self._instance),
+        )
 
     def get_repository(self, name: str | None = None) -> Repository:
         """The configured repository (or ``name``), created first if allowed and missing."""
@@ -115,6 +123,8 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
                 raise
         try:
             return client.create_repository(wanted, self.storage_namespace)
+        except NamespaceInUse:  # another repository's location: say so
+            raise
         except AlreadyExists:  # created meanwhile by a concurrent step
             return client.repository(wanted)
 
@@ -128,12 +138,3 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
 
     def run_url(self, run_id: str) -> str:
         return f"{self.dagster_ui_url.rstrip('/')}/runs/{run_id}"
-
-    def _store_opts(self) -> dict[str, Any]:
-        opts = {
-            "endpoint_url": self.s3_endpoint_url,
-            "region": self.s3_region,
-            "access_key_id": self.s3_access_key_id,
-            "secret_access_key": self.s3_secret_access_key,
-        }
-        return {k: v for k, v in opts.items() if v}

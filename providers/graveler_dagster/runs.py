@@ -26,10 +26,8 @@ from dataclasses import dataclass
 
 from dagster import AssetExecutionContext, DagsterInstance, DagsterRun, OpExecutionContext
 
-from graveler.entry import ObjectEntry
+from graveler import Commit, ObjectEntry, Repository
 from graveler.errors import AlreadyExists, BranchNotFound, NoChanges, NotFound
-from graveler.model import Commit
-from graveler.repository import Repository
 from graveler_dagster import formats
 from graveler_dagster.resource import GravelerResource
 
@@ -174,7 +172,7 @@ def merge_run_branch(
             metadata=meta,
             committer="dagster",
             fast_forward=False,
-        )
+        ).commit
     except NoChanges:  # nothing new, or merged by an earlier evaluation
         merged = None
     repo.delete_branch(branch)

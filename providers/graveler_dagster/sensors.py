@@ -33,6 +33,7 @@ from dagster import (
     sensor,
 )
 
+from graveler import GravelerURI
 from graveler.errors import BranchNotFound, Conflict
 from graveler_dagster.resource import GravelerResource
 from graveler_dagster.runs import discard_run_branch, merge_run_branch
@@ -118,7 +119,7 @@ def build_graveler_failure_sensor(
         except BranchNotFound:
             return SkipReason(f"run {run_id} has no graveler branch")
         context.instance.add_run_tags(run_id, {TAG_MERGE: "kept", TAG_BRANCH: branch})
-        context.log.info(f"graveler: failed run's branch kept: graveler://{repo.name}/{branch}")
+        context.log.info(f"graveler: failed run's branch kept: {GravelerURI(repo.name, branch)}")
         return None
 
     return _failed
@@ -146,7 +147,7 @@ def build_graveler_diff_sensor(
         job=job,
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=default_status,
-        description=f"Runs {job.name} for commits on graveler://{repo}/{branch} under {prefix!r}.",
+        description=f"Runs {job.name} for commits on {GravelerURI(repo, branch)} under {prefix!r}.",
     )
     def _diff(
         context: SensorEvaluationContext, graveler: GravelerResource

@@ -25,8 +25,8 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from dagster import DagsterInstance
 
+from graveler.config import redact_url
 from graveler.errors import InvalidArgument
-from graveler.secrets import redact_url
 
 if TYPE_CHECKING:
     from dagster._core.instance.ref import InstanceRef

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graveler import Commit, Repository
 from graveler.errors import CommitNotFound
-from graveler.model import Commit
-from graveler.repository import Repository
 
 
 @dataclass(frozen=True, slots=True)

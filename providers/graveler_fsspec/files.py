@@ -15,17 +15,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from fsspec.spec import AbstractBufferedFile
+from fsspec.spec import AbstractBufferedFile, AbstractFileSystem
 
-from graveler.entry import ObjectEntry
-from graveler.objects import HashingReader, new_physical_address
-from graveler.repository import Repository
+from graveler import ObjectEntry, Repository, new_physical_address
+from graveler.objects import HashingReader
 from graveler_fsspec.upload import StreamedUpload, UploadResult
-
-if TYPE_CHECKING:
-    from graveler_fsspec.filesystem import GravelerFileSystem
 
 
 class GravelerReadFile(AbstractBufferedFile):  # type: ignore[misc]
@@ -33,7 +29,7 @@ class GravelerReadFile(AbstractBufferedFile):  # type: ignore[misc]
 
     def __init__(
         self,
-        fs: GravelerFileSystem,
+        fs: AbstractFileSystem,
         path: str,
         repo: Repository,
         entry: ObjectEntry,
@@ -57,7 +53,7 @@ class GravelerWriteFile(AbstractBufferedFile):  # type: ignore[misc]
 
     def __init__(
         self,
-        fs: GravelerFileSystem,
+        fs: AbstractFileSystem,
         path: str,
         repo: Repository,
         branch: str,

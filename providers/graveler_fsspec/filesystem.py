@@ -8,8 +8,9 @@ Paths are ``graveler://REPOSITORY/REF/KEY`` (``lakefs://`` too); see
 Configuration (the instance's storage options):
 
 * ``client``: an existing :class:`graveler.Graveler`, used as is (never closed by us);
-* otherwise ``home``, ``database_url``, ``store_options`` build one lazily on first use, with
-  the same defaults as ``Graveler`` (``GRAVELER_HOME``, ``GRAVELER_DATABASE_URL``).
+* otherwise ``home``, ``database_url``, ``store_options`` and any other key of
+  :mod:`graveler.config` (``s3_endpoint_url``, ...) build one lazily on first use, with the
+  same defaults as ``Graveler`` (``GRAVELER_HOME``, ``GRAVELER_DATABASE_URL``).
 
 fsspec caches instances by their options, so ``fsspec.filesystem("graveler", home=...)`` and
 ``pd.read_parquet("graveler://...", storage_options={"home": ...})`` share one client.
@@ -26,11 +27,8 @@ from typing import Any
 from fsspec.spec import AbstractFileSystem, make_instance
 from fsspec.utils import stringify_path
 
-from graveler.client import Graveler
-from graveler.entry import ObjectEntry
+from graveler import ClientSettings, Graveler, ObjectEntry, Repository
 from graveler.errors import InvalidArgument
-from graveler.objects import read_verified
-from graveler.repository import Repository
 from graveler_fsspec import listing
 from graveler_fsspec.dirs import MadeDirs
 from graveler_fsspec.errors import PathExists, PathNotFound, ReadOnlyBranch, ReadOnlyRef, translated
@@ -59,8 +57,10 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
         **storage_options: Any,
     ) -> None:
         super().__init__(**storage_options)
-        self._settings = {"home": home, "database_url": database_url}
-        self._store_options = dict(store_options or {})
+        explicit = ClientSettings(
+            home=home, database_url=database_url, store_options=dict(store_options or {})
+        )
+        self._settings = explicit.over(ClientSettings.from_mapping(storage_options))
         self._client = client
         self._repos: dict[str, Repository] = {}
         self._made = MadeDirs()  # directories made with mkdir (graveler_fsspec.dirs)
@@ -75,9 +75,7 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
         it, and with it the metadata engine and the tree cache)."""
         with self._lock:
             if self._client is None:
-                self._client = shared_client(
-                    self._settings["home"], self._settings["database_url"], self._store_options
-                )
+                self._client = shared_client(self._settings)
             return self._client
 
     def repository(self, name: str) -> Repository:
@@ -96,12 +94,7 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
         client = self._client
         if client is None:
             return super().__reduce__()
-        options = {
-            "home": str(client.home),
-            "database_url": client.database_url,
-            "store_options": client.store_options,
-        }
-        return make_instance, (type(self), (), options)
+        return make_instance, (type(self), (), client.settings.to_mapping())
 
     @classmethod
     def _strip_protocol(cls, path: Any) -> Any:
@@ -191,7 +184,7 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
         begin, stop = _byte_range(entry.size, start, end)
         with translated(path):
             if begin == 0 and stop == entry.size:  # a whole object is checked against its SHA-256
-                return read_verified(repo.store, entry)
+                return repo.read_entry(entry)
             return repo.store.read_range(entry.physical_address, begin, max(0, stop - begin))
 
     def created(self, path: str) -> Any:
@@ -343,22 +336,20 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
                 dst.write(block)
 
 
-_CLIENTS: dict[tuple[int, str, str | None, str], Graveler] = {}
+_CLIENTS: dict[tuple[int, tuple[tuple[str, str], ...]], Graveler] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
-def shared_client(
-    home: str | None, database_url: str | None, store_options: Mapping[str, Any]
-) -> Graveler:
-    """One :class:`Graveler` per process and configuration (defaults resolved from the
+def shared_client(settings: ClientSettings) -> Graveler:
+    """One :class:`Graveler` per process and configuration (unset settings resolved from the
     environment now, as ``Graveler`` does)."""
-    home_dir = os.path.abspath(home or os.environ.get("GRAVELER_HOME") or ".graveler")
-    url = database_url or os.environ.get("GRAVELER_DATABASE_URL")
-    key = (os.getpid(), home_dir, url, repr(sorted(store_options.items())))
+    effective = settings.over(ClientSettings.from_env())
+    home = os.path.abspath(effective.home or ".graveler")
+    key = (os.getpid(), tuple(sorted({**effective.to_mapping(), "home": home}.items())))
     with _CLIENTS_LOCK:
         client = _CLIENTS.get(key)
         if client is None:
-            client = _CLIENTS[key] = Graveler(home_dir, url, store_options=store_options)
+            client = _CLIENTS[key] = Graveler(home, settings=effective)
         return client
 
 

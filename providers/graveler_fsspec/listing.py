@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from graveler.entry import ObjectEntry
-from graveler.repository import Repository
+from graveler import ObjectEntry, Repository
 from graveler_fsspec.paths import GravelerPath
 
 PAGE = 1000

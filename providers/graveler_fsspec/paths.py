@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graveler import GravelerURI
 from graveler.errors import InvalidURI
 
 PROTOCOLS = ("graveler", "lakefs")
@@ -67,9 +68,8 @@ def parse_path(path: str) -> GravelerPath:
     stripped = strip_protocol(path)
     if not stripped:
         return GravelerPath()
-    repository, _, rest = stripped.partition("/")
-    ref, _, key = rest.partition("/")
-    return GravelerPath(repository, ref, key)
+    uri = GravelerURI.parse(f"graveler://{stripped}")
+    return GravelerPath(uri.repository, uri.ref or "", uri.path or "")
 
 
 def require_key(path: GravelerPath, raw: str) -> GravelerPath:

@@ -22,29 +22,34 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from fsspec.transaction import Transaction
 
+from graveler import Commit, Repository
+from graveler import Transaction as RepoTransaction
 from graveler.errors import GravelerError, InvalidArgument
-from graveler.model import Commit
-from graveler.repository import Repository
-from graveler.transaction import Transaction as RepoTransaction
 from graveler_fsspec.errors import ReadOnlyRef, translated
-
-if TYPE_CHECKING:
-    from graveler_fsspec.files import GravelerWriteFile
-    from graveler_fsspec.filesystem import GravelerFileSystem
+from graveler_fsspec.files import GravelerWriteFile
 
 logger = logging.getLogger(__name__)
+
+
+class Lake(Protocol):
+    """What a transaction needs of its filesystem (a :class:`GravelerFileSystem`)."""
+
+    _intrans: bool
+    _transaction: Any
+
+    def repository(self, name: str) -> Repository: ...
 
 
 class GravelerTransaction(Transaction):  # type: ignore[misc]
     """fsspec transaction, optionally bound to an ephemeral branch; see the module docstring."""
 
-    fs: GravelerFileSystem | None
+    fs: Lake | None
 
-    def __init__(self, fs: GravelerFileSystem, **kwargs: Any) -> None:
+    def __init__(self, fs: Lake, **kwargs: Any) -> None:
         super().__init__(fs)
         self.repository: str | None = None
         self.base: str | None = None
@@ -184,7 +189,7 @@ class GravelerTransaction(Transaction):  # type: ignore[misc]
         else:
             scope.__exit__(type(error), error, error.__traceback__)
 
-    def _filesystem(self) -> GravelerFileSystem:
+    def _filesystem(self) -> Lake:
         if self.fs is None:
             raise InvalidArgument("this transaction is finished; open a new one")
         return self.fs

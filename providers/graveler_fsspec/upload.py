@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from graveler.objects import HashingReader
-from graveler.objectstore.port import ObjectInfo, ObjectStore
+from graveler.objectstore import ObjectInfo, ObjectStore
 
 _EOF = b""
 _POLL_SECONDS = 0.05

@@ -19,6 +19,12 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from graveler.extras import require_extra
+
+require_extra("spark", package=__name__)
+
+from graveler import ClientSettings  # noqa: E402
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -62,10 +68,11 @@ def register(
     ``GRAVELER_DATABASE_URL`` from the environment of the Spark driver."""
     from graveler_spark.datasource import GravelerDataSource
 
-    bound = {"home": home, "database_url": database_url, "store_options": store_options}
-    defaults = {k: v for k, v in bound.items() if v}
+    defaults = ClientSettings(
+        home=home, database_url=database_url, store_options=dict(store_options or {})
+    )
     source: type[GravelerDataSource] = GravelerDataSource
-    if defaults:
+    if defaults != ClientSettings():
         # A subclass per binding; cloudpickle ships it by value to Spark's Python workers.
         source = type(
             "GravelerDataSource",

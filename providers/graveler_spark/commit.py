@@ -18,14 +18,14 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from graveler.entry import ObjectEntry
+from graveler import Graveler, ObjectEntry
 from graveler.errors import NoChanges
+from graveler_spark.job import PARQUET_CONTENT_TYPE, WriteJob, WrittenFile
 from graveler_spark.storage import store_for
-from graveler_spark.writer import PARQUET_CONTENT_TYPE, WriteJob, WrittenFile
 
 if TYPE_CHECKING:
+    from graveler import Repository
     from graveler.objectstore import ObjectInfo, ObjectStore
-    from graveler.repository import Repository
 
 #: How long ``abort_job`` waits for stray files of cancelled tasks (seconds).
 ABORT_SETTLE_SECONDS = 3.0
@@ -47,8 +47,8 @@ def stage_files(
 
 def commit_job(job: WriteJob, files: Sequence[WrittenFile]) -> None:
     """Stage (and optionally commit) what the tasks wrote; see the module docstring."""
-    store = store_for(job.namespace, job.connection.store_options)
-    with job.connection.open() as gv:
+    store = store_for(job.namespace, job.settings.store_options)
+    with Graveler(settings=job.settings) as gv:
         repo = gv.repository(job.target.repository)
         try:
             entries = [_entry(f, job.object_metadata) for f in files]
@@ -71,7 +71,7 @@ def commit_if_asked(
 
 def abort_job(job: WriteJob, files: Sequence[WrittenFile]) -> None:
     """Delete every file of the job; stage nothing."""
-    store = store_for(job.namespace, job.connection.store_options)
+    store = store_for(job.namespace, job.settings.store_options)
     delete_job_files(store, job, files)
     quiet_since = time.monotonic()
     while time.monotonic() - quiet_since < ABORT_SETTLE_SECONDS:

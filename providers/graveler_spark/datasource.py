@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 
+from graveler import ClientSettings, Graveler
 from graveler.errors import BranchNotFound, InvalidArgument, ProtectedBranch
 from graveler_spark.formats import ReadFormat
-from graveler_spark.options import Connection, Target, flag, integer, parse_target
+from graveler_spark.job import WriteJob, new_job_id
+from graveler_spark.options import Target, client_settings, flag, integer, parse_target
 from graveler_spark.reader import (
     DEFAULT_SPLIT_BYTES,
     GravelerReader,
@@ -29,13 +31,12 @@ from graveler_spark.reader import (
     infer_schema,
     take_snapshot,
 )
-from graveler_spark.writer import GravelerWriter, WriteJob, new_job_id
+from graveler_spark.writer import GravelerWriter
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-    from graveler.model import Branch
-    from graveler.repository import Repository
+    from graveler import Branch, Repository
 
 FORMAT_NAME = "graveler"
 
@@ -46,7 +47,7 @@ class GravelerDataSource(DataSource):
     ``defaults`` holds connection settings bound by :func:`graveler_spark.register`; options
     given to a read or write win over them."""
 
-    defaults: ClassVar[Mapping[str, Any]] = {}
+    defaults: ClassVar[ClientSettings] = ClientSettings()
     _pinned: Snapshot | None = None  # set by the first schema() / reader() call
 
     @classmethod
@@ -74,7 +75,7 @@ class GravelerDataSource(DataSource):
     def _snapshot(self) -> Snapshot:
         """Resolved once per DataFrame: ``schema()`` and ``reader()`` see the same objects."""
         if self._pinned is None:
-            self._pinned = take_snapshot(self._connection(), self._target())
+            self._pinned = take_snapshot(self._settings(), self._target())
         return self._pinned
 
     def _format(self) -> ReadFormat:
@@ -95,8 +96,8 @@ class GravelerDataSource(DataSource):
             raise InvalidArgument(
                 f"overwrite needs a path prefix to replace ({target.uri} names a whole branch)"
             )
-        connection = self._connection()
-        with connection.open() as gv:
+        settings = self._settings()
+        with Graveler(settings=settings) as gv:
             repo = gv.repository(target.repository)
             branch = _branch(repo, target)
             if branch.protected:
@@ -104,14 +105,14 @@ class GravelerDataSource(DataSource):
                     f"branch {target.ref!r} is protected: write to another branch and merge"
                 )
             namespace = repo.info.storage_namespace
-        return GravelerWriter(self._job(connection, target, namespace, overwrite))
+        return GravelerWriter(self._job(settings, target, namespace, overwrite))
 
     def _job(
-        self, connection: Connection, target: Target, namespace: str, overwrite: bool
+        self, settings: ClientSettings, target: Target, namespace: str, overwrite: bool
     ) -> WriteJob:
         return WriteJob(
             job_id=new_job_id(),
-            connection=connection,
+            settings=settings,
             target=target,
             namespace=namespace,
             overwrite=overwrite,
@@ -127,11 +128,11 @@ class GravelerDataSource(DataSource):
     def _target(self) -> Target:
         return parse_target(self.options)
 
-    def _connection(self) -> Connection:
-        return Connection.from_options(self.options, type(self).defaults)
+    def _settings(self) -> ClientSettings:
+        return client_settings(self.options, type(self).defaults)
 
     def _store_options(self) -> dict[str, str]:
-        return dict(self._connection().store_options)
+        return dict(self._settings().store_options)
 
 
 def _branch(repo: Repository, target: Target) -> Branch:

@@ -25,21 +25,30 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from graveler.committed.files import TREE_PREFIX
+from graveler import DATA_PREFIX
 from graveler.errors import InvalidArgument
-from graveler.gc.collect import list_collectable
-from graveler.gc.ledger import record_expired
-from graveler.gc.mark import metarange_range_ids, range_addresses
-from graveler.gc.plan import DEFAULT_GRACE, GCPlan, GCReport, Progress, no_progress, prepare
-from graveler.gc.rules import RetentionRules
-from graveler.objects import DATA_PREFIX
-from graveler.objectstore.port import ObjectInfo
+from graveler.gc import (
+    DEFAULT_GRACE,
+    TREE_PREFIX,
+    GCPlan,
+    GCReport,
+    Progress,
+    RetentionRules,
+    list_collectable,
+    metarange_range_ids,
+    no_progress,
+    prepare,
+    range_addresses,
+    record_expired,
+    report,
+)
+from graveler.objectstore import ObjectInfo
 from graveler_spark.storage import store_for
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from graveler.repository import Repository
+    from graveler import Repository
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _TREE_KEY = r"^_graveler/[0-9a-f]{64}$"
@@ -60,7 +69,7 @@ def collect_garbage_spark(
     if repo.info.storage_namespace.startswith("mem://"):
         raise InvalidArgument("Spark garbage collection needs a file:// or s3:// namespace")
     plan = prepare(repo, rules, grace=grace, now=now)
-    options = dict(repo.client.store_options)
+    options = dict(repo.settings.store_options)
     marks = _mark(spark, plan, options, progress)
     listing = list_collectable(repo.store, progress)
     rows = _select(spark, plan, listing, marks).collect()
@@ -80,18 +89,15 @@ def _report(
     selected: tuple[ObjectInfo, ...],
     dry_run: bool,
 ) -> GCReport:
-    return GCReport(
-        repository=plan.repository,
-        dry_run=dry_run,
-        commits_total=plan.commits_total,
-        commits_retained=len(plan.retained),
+    return report(
+        plan,
         objects_marked=marks.count,
         tree_files_marked=len(marks.tree_files),
         ranges_read=marks.ranges_read,
-        scanned=len(listing),
-        in_grace=sum(1 for o in listing if o.mtime >= plan.cutoff),
+        listing=(len(listing), sum(1 for o in listing if o.mtime >= plan.cutoff)),
         selected=selected,
         deleted=0 if dry_run else len(selected),
+        dry_run=dry_run,
     )
 
 

@@ -22,19 +22,18 @@ import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from graveler.entry import ObjectEntry
+from graveler import Graveler, ObjectEntry
 from graveler.errors import InvalidArgument, ObjectNotFound, ProtectedBranch
 from graveler_spark.commit import commit_if_asked, stage_files
-from graveler_spark.options import Connection, Target, parse_target
+from graveler_spark.job import new_job_id, scratch_prefix
+from graveler_spark.options import Target, parse_target
 from graveler_spark.reader import snapshot_of
-from graveler_spark.writer import new_job_id, scratch_prefix
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from graveler.client import Graveler
+    from graveler import Repository
     from graveler.objectstore import ObjectStore
-    from graveler.repository import Repository
 
 MODES = ("append", "overwrite")
 
@@ -88,7 +87,7 @@ def native_write(
     target = parse_target({"path": uri})
     if mode == "overwrite" and not target.path:
         raise InvalidArgument(f"overwrite needs a path prefix to replace ({uri} is a branch)")
-    gv = client or Connection().open()
+    gv = client or Graveler()
     try:
         repo = gv.repository(target.repository)
         if repo.branch(target.ref).protected:
@@ -134,7 +133,7 @@ def read_native(
     Spark's ``format`` reader from their physical files. Raises ObjectNotFound when there are
     none, InvalidArgument for a namespace that is not local."""
     target = parse_target({"path": uri})
-    gv = client or Connection().open()
+    gv = client or Graveler()
     try:
         repo = gv.repository(target.repository)
         files = snapshot_of(repo, target).files

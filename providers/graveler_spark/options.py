@@ -7,6 +7,7 @@ Spark hands a data source its options as a case-insensitive map of strings. Reco
 ``database_url``       refs database URL (else ``GRAVELER_DATABASE_URL``, else SQLite in home)
 ``home``               graveler home directory (else ``GRAVELER_HOME``, else ``./.graveler``)
 ``store.<name>``       object store option, e.g. ``store.endpoint_url`` for S3
+(any other key)        of :mod:`graveler.config`, read by ``ClientSettings.from_mapping``
 =====================  ===============================================================
 
 The data source's planning, ``commit()`` and ``abort()`` run in Python processes that Spark
@@ -18,53 +19,18 @@ options, the environment of the Spark driver, or defaults bound by
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
 
+from graveler import ClientSettings
 from graveler import uri as uris
 from graveler.errors import InvalidArgument, InvalidURI
-from graveler.secrets import redact_options, redact_url
-
-if TYPE_CHECKING:
-    from graveler.client import Graveler
-
-STORE_PREFIX = "store."
 
 
-@dataclass(frozen=True)
-class Connection:
-    """Where graveler's refs database and state live; picklable, so it travels to executors."""
-
-    home: str | None = None
-    database_url: str | None = None
-    store_options: Mapping[str, str] = field(default_factory=dict)
-
-    def __repr__(self) -> str:
-        url = None if self.database_url is None else redact_url(self.database_url)
-        options = redact_options(self.store_options)
-        return f"Connection(home={self.home!r}, database_url={url!r}, store_options={options!r})"
-
-    def open(self) -> Graveler:
-        """A client; the caller closes it (``with connection.open() as gv``)."""
-        from graveler.client import Graveler
-
-        return Graveler(
-            home=self.home, database_url=self.database_url, store_options=self.store_options
-        )
-
-    @classmethod
-    def from_options(cls, options: Mapping[str, str], defaults: Mapping[str, Any]) -> Connection:
-        """Options win over ``defaults`` (from ``register``); missing values fall back to the
-        environment when the client opens."""
-        store = dict(defaults.get("store_options") or {})
-        for key, value in options.items():
-            if key.lower().startswith(STORE_PREFIX):
-                store[key[len(STORE_PREFIX) :].lower()] = value
-        return cls(
-            home=options.get("home") or defaults.get("home"),
-            database_url=options.get("database_url") or defaults.get("database_url"),
-            store_options=store,
-        )
+def client_settings(options: Mapping[str, str], defaults: ClientSettings) -> ClientSettings:
+    """The client settings of one read or write: its options (the keys of
+    :mod:`graveler.config`, ``store.<name>`` included) over ``defaults`` (from ``register``).
+    What stays unset falls back to the environment when a client opens."""
+    return ClientSettings.from_mapping(options).over(defaults)
 
 
 @dataclass(frozen=True)

@@ -18,17 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from graveler import ClientSettings, Graveler
 from graveler.errors import ObjectNotFound
 from graveler_spark.formats import ReadFormat, conform, row_group_splits
-from graveler_spark.options import Connection, Target
+from graveler_spark.options import Target
 from graveler_spark.storage import open_source, store_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql.types import StructType
 
-    from graveler.entry import ObjectEntry
-    from graveler.repository import Repository
+    from graveler import ObjectEntry, Repository
 
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 
@@ -58,10 +58,10 @@ class FilePartition(InputPartition):
         self.row_groups = row_groups
 
 
-def take_snapshot(connection: Connection, target: Target) -> Snapshot:
+def take_snapshot(settings: ClientSettings, target: Target) -> Snapshot:
     """Resolve ``target.ref`` once and list the objects at ``target.path`` (an object, or a
     prefix read as a directory)."""
-    with connection.open() as gv:
+    with Graveler(settings=settings) as gv:
         return snapshot_of(gv.repository(target.repository), target)
 
 

@@ -15,15 +15,15 @@ import hashlib
 import os
 import tempfile
 import uuid
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
-from graveler.objects import DATA_PREFIX
-from graveler_spark.options import Connection, Target
+from graveler_spark.commit import abort_job, commit_job
+from graveler_spark.job import WriteJob, WrittenFile
 from graveler_spark.storage import store_for
 
 if TYPE_CHECKING:
@@ -31,38 +31,6 @@ if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
     from graveler.objectstore import ObjectStore
-
-PARQUET_CONTENT_TYPE = "application/vnd.apache.parquet"
-
-
-@dataclass(frozen=True)
-class WriteJob:
-    """Everything executors and the driver's commit need; picklable."""
-
-    job_id: str
-    connection: Connection
-    target: Target  # target.ref is the branch
-    namespace: str
-    overwrite: bool = False
-    compression: str = "snappy"
-    max_records_per_file: int = 0  # 0: one file per task
-    commit_message: str | None = None
-    commit_metadata: Mapping[str, str] = field(default_factory=dict)
-    object_metadata: Mapping[str, str] = field(default_factory=dict)  # on every file written
-
-    @property
-    def scratch_prefix(self) -> str:
-        """Every physical file of this job lives under this key prefix."""
-        return scratch_prefix(self.job_id)
-
-
-@dataclass(frozen=True)
-class WrittenFile:
-    path: str  # object path in the branch
-    address: str  # physical address relative to the namespace
-    size: int
-    checksum: str  # hex SHA-256
-    mtime: datetime
 
 
 @dataclass
@@ -93,13 +61,9 @@ class GravelerWriter(DataSourceArrowWriter):
             raise
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        from graveler_spark.commit import commit_job
-
         commit_job(self.job, _files(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        from graveler_spark.commit import abort_job
-
         abort_job(self.job, _files(messages))
 
 
@@ -114,7 +78,7 @@ class ParquetSink:
         self.job = job
         self.partition = partition
         self.attempt = attempt
-        self.store: ObjectStore = store_for(job.namespace, job.connection.store_options)
+        self.store: ObjectStore = store_for(job.namespace, job.settings.store_options)
         self.done: list[WrittenFile] = []
         self._open: _OpenFile | None = None
         self._dictionary: list[str] | None = None  # chosen on the task's first batch
@@ -240,12 +204,3 @@ def _sha256(path: str) -> tuple[str, int]:
 def _remove(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
-
-
-def new_job_id() -> str:
-    return uuid.uuid4().hex
-
-
-def scratch_prefix(job_id: str) -> str:
-    """The key prefix (ending in ``/``) owned by one job, inside the namespace's ``data/``."""
-    return f"{DATA_PREFIX}{job_id[:2]}/{job_id}/"

@@ -116,22 +116,69 @@ def test_iterate_from_and_prefix_match_model(manager_factory, model, start, pref
     assert got == sorted(k for k in model if k.startswith(prefix))
 
 
-@HYP
-@given(left=trees, changes=change_sets, which=st.sampled_from(SETTINGS))
-def test_diff_matches_model(manager_factory, left, changes, which):
-    cm = manager_factory(which)
-    right = applied(left, changes)
-    lid, rid = build(cm, left), build(cm, right)
-    got = [(e.type, e.key) for e in cm.diff(lid, rid)]
+def model_diff(left: Model, right: Model, prefix: bytes = b"") -> list[tuple[DiffType, bytes]]:
     want = []
     for k in sorted(set(left) | set(right)):
+        if not k.startswith(prefix):
+            continue
         if k not in right:
             want.append((DiffType.REMOVED, k))
         elif k not in left:
             want.append((DiffType.ADDED, k))
         elif left[k] != right[k]:
             want.append((DiffType.CHANGED, k))
-    assert got == want
+    return want
+
+
+@HYP
+@given(left=trees, changes=change_sets, which=st.sampled_from(SETTINGS))
+def test_diff_matches_model(manager_factory, left, changes, which):
+    cm = manager_factory(which)
+    right = applied(left, changes)
+    lid, rid = build(cm, left), build(cm, right)
+    assert [(e.type, e.key) for e in cm.diff(lid, rid)] == model_diff(left, right)
+
+
+@HYP
+@given(
+    left=trees,
+    changes=change_sets,
+    which=st.sampled_from(SETTINGS),
+    prefix=st.binary(min_size=0, max_size=2).map(lambda b: b"k/" + b),
+)
+def test_diff_under_a_prefix_matches_model(manager_factory, left, changes, which, prefix):
+    cm = manager_factory(which)
+    right = applied(left, changes)
+    lid, rid = build(cm, left), build(cm, right)
+    got = [(e.type, e.key) for e in cm.diff(lid, rid, prefix)]
+    assert got == model_diff(left, right, prefix)
+
+
+def test_diff_under_a_prefix_reads_only_the_ranges_under_it(manager_factory):
+    """A change under one prefix of a wide tree is found without opening the ranges of the
+    other prefixes: the cut happens in the metarange, not after a full diff."""
+    cm = manager_factory(SETTINGS[1])
+    left = {f"k/{p}/{i:04d}".encode(): b"a" for p in "abcdefgh" for i in range(200)}
+    right = {**left, b"k/a/0007": b"b"}
+    right.update({f"k/{p}/0100".encode(): b"c" for p in "bcdefgh"})  # changes elsewhere
+    lid, rid = build(cm, left), build(cm, right)
+    opened: list[str] = []
+    real = cm.files.range
+
+    def counting(range_id: str):
+        opened.append(range_id)
+        return real(range_id)
+
+    cm.files.range = counting  # type: ignore[method-assign]
+    got = [(e.type, e.key) for e in cm.diff(lid, rid, b"k/a/")]
+    assert got == [(DiffType.CHANGED, b"k/a/0007")]
+    near_a = {
+        r.id
+        for tree in (lid, rid)
+        for r in cm.ranges(tree)
+        if r.min_key <= b"k/b/" and r.max_key >= b"k/a/"  # under k/a/ or on its boundary
+    }
+    assert opened and set(opened) <= near_a
 
 
 def model_merge(base: Model, src: Model, dst: Model, strategy: MergeStrategy):

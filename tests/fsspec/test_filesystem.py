@@ -3,6 +3,7 @@ expressions, read-only refs, copies, deletes, and listings that never go stale."
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import pickle
@@ -120,11 +121,16 @@ class CountingStore:
         return getattr(self.inner, name)
 
 
+def use_store(repo, store):
+    """Route ``repo``'s object reads and writes through ``store``."""
+    repo.parts = dataclasses.replace(repo.parts, store=store)
+
+
 def test_open_rb_reads_ranges_and_seeks(fs, lake):
     data = bytes(range(256)) * 4096 * 4  # 4 MiB
     lake.put("main", "big.bin", data)
     counting = CountingStore(lake.store)
-    fs.repository("lake").store = counting
+    use_store(fs.repository("lake"), counting)
     with fs.open("lake/main/big.bin", "rb", block_size=64 << 10, cache_type="none") as f:
         assert f.size == len(data) and f.info()["checksum"] == hashlib.sha256(data).hexdigest()
         f.seek(3_000_000)
@@ -191,7 +197,7 @@ def test_open_wb_streams_blocks_and_stages_on_close(fs, lake):
 
 def test_writes_describe_their_object_without_asking_the_store_again(fs, lake):
     counting = CountingStore(lake.store)
-    fs.repository("lake").store = counting
+    use_store(fs.repository("lake"), counting)
     fs.pipe("lake/main/small", b"x" * 10)  # stored whole on close
     with fs.open("lake/main/big", "wb", block_size=64 << 10) as f:  # streamed in blocks
         f.write(b"y" * (300 << 10))

@@ -15,7 +15,8 @@ from graveler.cli import main
 from graveler.client import Graveler
 from graveler.errors import InvalidName
 from graveler.model import Branch, Tag
-from graveler.repository import Repository, new_staging_token
+from graveler.repository import Repository
+from graveler.staging import new_staging_token
 
 LOOK_ALIKES = {
     "zero-width space": "ma\u200bin",

@@ -30,13 +30,16 @@ def test_data_source_option_errors(spark: Any, url: str) -> None:
         assert_hidden(text)
 
 
-def test_connection_settings_do_not_show_secrets() -> None:
-    from graveler_spark.options import Connection
+def test_settings_of_a_read_do_not_show_secrets() -> None:
+    from graveler_spark.options import client_settings
+
+    from graveler import ClientSettings
 
     options = {
         "database_url": f"postgresql+psycopg://u:{PASSWORD}@h/d",
         "store.secret_access_key": S3_SECRET,
+        "store.access_key_id": "AKIDEXAMPLE",
     }
-    connection = Connection.from_options(options, {})
-    assert connection.store_options == {"secret_access_key": S3_SECRET}  # kept, not shown
-    assert_hidden(repr(connection), str(connection))
+    settings = client_settings(options, ClientSettings())
+    assert settings.store_options["secret_access_key"] == S3_SECRET  # kept, not shown
+    assert_hidden(repr(settings), str(settings))

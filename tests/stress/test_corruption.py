@@ -108,7 +108,8 @@ def test_damage_in_the_store_is_detected(client, lake, figures):
     cases = targets(repo)
     for _, damage, key, _ in cases:
         repo.store.put(key, DAMAGE[damage](repo.store.get(key)))
-    reader = client("fresh-reader").repository("lake")  # empty cache: reads the store
+    fresh = client("fresh-reader")
+    reader = fresh.repository("lake")  # empty cache: reads the store
     for kind, _, key, where in cases:
         ref, path = where.split(":", 1)
         name = key.rsplit("/", 1)[-1]
@@ -122,7 +123,7 @@ def test_damage_in_the_store_is_detected(client, lake, figures):
         figures.add("corruption", damaged_in_store_detected=1)
     untouched = repo.committed.ranges(repo.resolve("main").commit.metarange_id)[-1]
     assert reader.get("main", untouched.max_key.decode()) == untouched.max_key + b"\n"
-    assert reader.client.cache.stats.corrupt_dropped == 0  # nothing damaged was ever cached
+    assert fresh.cache.stats.corrupt_dropped == 0  # nothing damaged was ever cached
 
 
 def test_damaged_cache_copies_are_refetched(client, lake, figures):

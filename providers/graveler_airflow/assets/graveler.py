@@ -22,11 +22,11 @@ from urllib.parse import SplitResult
 
 from airflow.sdk import Asset
 
-from graveler import validate
+from graveler import GravelerURI
 from graveler.errors import InvalidURI
 
 if TYPE_CHECKING:
-    from graveler.repository import Repository
+    from graveler import Repository
 
 SCHEME = "graveler"
 DEFAULT_LIMIT = 50
@@ -34,11 +34,7 @@ DEFAULT_LIMIT = 50
 
 def asset_uri(repository: str, ref: str, path: str = "") -> str:
     """The canonical asset URI (no trailing slash) of ``path`` on ``ref``."""
-    validate.repository_name(repository)
-    if not ref or "/" in ref:
-        raise InvalidURI(f"asset ref {ref!r} must be a non-empty branch, tag or commit ID")
-    clean = path.strip("/")
-    return f"{SCHEME}://{repository}/{ref}" + (f"/{clean}" if clean else "")
+    return str(GravelerURI(repository, ref).child(path))
 
 
 def graveler_asset(repository: str, ref: str, path: str = "", **kwargs: Any) -> Asset:
@@ -65,14 +61,14 @@ def sanitize_uri(uri: SplitResult) -> SplitResult:
     Raises InvalidURI (a ValueError, which Airflow reports as an invalid asset URI)."""
     if not uri.netloc:
         raise InvalidURI("a graveler asset URI needs a repository: graveler://REPO/REF[/PATH]")
-    try:
-        validate.repository_name(uri.netloc)
-    except ValueError as exc:
-        raise InvalidURI(f"graveler asset URI: {exc}") from exc
     parts = [p for p in uri.path.split("/") if p]
     if not parts:
         raise InvalidURI(f"graveler asset URI graveler://{uri.netloc} needs a ref after the repo")
-    return uri._replace(path="/" + "/".join(parts), query="", fragment="")
+    try:
+        parsed = GravelerURI(uri.netloc, parts[0]).child("/".join(parts[1:]))
+    except InvalidURI as exc:
+        raise InvalidURI(f"graveler asset URI: {exc}") from exc
+    return uri._replace(path=str(parsed)[len(f"{SCHEME}://{uri.netloc}") :], query="", fragment="")
 
 
 @dataclass(frozen=True)

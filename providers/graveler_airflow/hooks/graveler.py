@@ -16,82 +16,43 @@ Connection fields (labels as shown in the connection form):
   ``extra.aws_secret_access_key``: S3 settings (otherwise boto3's usual chain). They apply to
   ``s3://`` storage namespaces only.
 * ``extra.cache_ram_bytes``, ``extra.cache_disk_bytes``: tree cache budgets.
+
+The extra fields are the keys of :mod:`graveler.config`, read by
+:meth:`graveler.ClientSettings.from_mapping` as every other adapter reads its own settings.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airflow.sdk import BaseHook
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from graveler.client import Graveler
+from graveler import ClientSettings, Graveler, Repository
+from graveler.config import redact_url
 from graveler.errors import GravelerError, InvalidArgument
-from graveler.secrets import redact_options, redact_url
-
-if TYPE_CHECKING:
-    from graveler.repository import Repository
-
-_S3_OPTIONS = {
-    "s3_endpoint_url": "endpoint_url",
-    "s3_region": "region",
-    "aws_access_key_id": "access_key_id",
-    "aws_secret_access_key": "secret_access_key",
-}
-
-
-@dataclass(frozen=True)
-class ClientSettings:
-    """Everything needed to open a :class:`graveler.Graveler` client; plain data, so a trigger
-    can build it in the event loop and open the client in a worker thread."""
-
-    database_url: str
-    home: str
-    store_options: Mapping[str, str] = field(default_factory=dict)
-    cache_ram_bytes: int | None = None
-    cache_disk_bytes: int | None = None
-
-    def __repr__(self) -> str:
-        return (
-            f"ClientSettings(database_url={redact_url(self.database_url)!r}, home={self.home!r}, "
-            f"store_options={redact_options(self.store_options)!r})"
-        )
-
-    def open(self) -> Graveler:
-        """A new client (runs graveler's idempotent schema upgrade); close it when done."""
-        return Graveler(
-            home=self.home,
-            database_url=self.database_url,
-            cache_ram_bytes=self.cache_ram_bytes,
-            cache_disk_bytes=self.cache_disk_bytes,
-            store_options=dict(self.store_options),
-        )
 
 
 def settings_from_connection(
     login: str | None, password: str | None, extra: Mapping[str, Any]
 ) -> ClientSettings:
-    """Client settings from a connection's login, password and extra fields.
+    """Client settings from a connection's login, password and extra fields (the keys of
+    :mod:`graveler.config`), over the worker's environment.
 
-    Raises InvalidArgument for an unparsable database URL or non-integer cache budgets; blank
-    extra values count as unset.
+    Raises InvalidArgument for an unparsable database URL or a malformed number; blank extra
+    values count as unset.
     """
-    values = {k: v for k, v in extra.items() if v not in (None, "")}
-    home = str(values.get("home") or default_home())
-    url = str(values.get("database_url") or f"sqlite:///{Path(home).absolute() / 'graveler.db'}")
-    return ClientSettings(
-        database_url=_with_credentials(url, login, password),
-        home=home,
-        store_options={opt: str(values[key]) for key, opt in _S3_OPTIONS.items() if key in values},
-        cache_ram_bytes=_optional_int(values, "cache_ram_bytes"),
-        cache_disk_bytes=_optional_int(values, "cache_disk_bytes"),
-    )
+    given = ClientSettings.from_mapping(extra)
+    home = given.home or default_home()
+    url = given.database_url or f"sqlite:///{Path(home).absolute() / 'graveler.db'}"
+    connection = replace(given, home=home, database_url=_with_credentials(url, login, password))
+    return connection.over(ClientSettings.from_env())
 
 
 def default_home() -> str:
@@ -109,17 +70,6 @@ def _with_credentials(url: str, login: str | None, password: str | None) -> str:
     if login and parsed.username is None:
         parsed = parsed.set(username=login, password=password or None)
     return parsed.render_as_string(hide_password=False)
-
-
-def _optional_int(values: Mapping[str, Any], key: str) -> int | None:
-    raw = values.get(key)
-    if raw is None:
-        return None
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        message = f"graveler connection: {key} must be an integer, got {raw!r}"
-        raise InvalidArgument(message) from None
 
 
 class GravelerHook(BaseHook):
@@ -151,7 +101,7 @@ class GravelerHook(BaseHook):
     def get_conn(self) -> Graveler:
         """The hook's client, opened on first call."""
         if self._client is None:
-            self._client = self.get_settings().open()
+            self._client = Graveler(settings=self.get_settings())
         return self._client
 
     def get_repository(self, name: str) -> Repository:

@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from graveler import ClientSettings, Graveler
 from graveler.errors import BranchNotFound, GravelerError
-from graveler_airflow.hooks.graveler import ClientSettings, GravelerHook, settings_from_connection
-
-if TYPE_CHECKING:
-    from graveler.client import Graveler
+from graveler_airflow.hooks.graveler import GravelerHook, settings_from_connection
 
 DEFAULT_POLL_INTERVAL = 30.0
 
@@ -65,7 +63,7 @@ class _GravelerPollingTrigger(BaseTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         try:
             settings = await self._settings()
-            client = await asyncio.to_thread(settings.open)
+            client = await asyncio.to_thread(Graveler, settings=settings)
         except GravelerError as exc:
             yield TriggerEvent(self._error(exc))  # type: ignore[no-untyped-call]
             return

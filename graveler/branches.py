@@ -1,0 +1,82 @@
+"""Branches and tags of one repository: create, look up, protect, delete.
+
+Names are checked when a branch or tag is created; a branch and a tag may not share a name.
+The default branch cannot be deleted. Deleting a branch drops its staged changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from graveler import validate
+from graveler.context import RepoContext
+from graveler.errors import AlreadyExists, BranchNotFound, InvalidArgument
+from graveler.model import Branch, Tag
+from graveler.operations import update_branch
+from graveler.staging import branch_tokens, new_staging_token
+
+
+def create_branch(repo: RepoContext, name: str, source: str | None = None) -> Branch:
+    """Create branch ``name`` at the commit ``source`` resolves to (default: the default
+    branch's head; its staged changes are not carried over). Raises AlreadyExists."""
+    validate.branch_name(name)
+    commit = repo.resolve(source or repo.info.default_branch).commit
+    branch = Branch(name, commit.id, new_staging_token(repo.name, name))
+    repo.refs.create_branch(repo.name, branch)
+    return branch
+
+
+def get_branch(repo: RepoContext, name: str) -> Branch:
+    """The branch row; raises BranchNotFound."""
+    return repo.refs.get_branch(repo.name, name)
+
+
+def list_branches(repo: RepoContext) -> list[Branch]:
+    return repo.refs.list_branches(repo.name)
+
+
+def delete_branch(repo: RepoContext, name: str) -> None:
+    """Delete a branch and its staged changes; raises BranchNotFound, or InvalidArgument for
+    the default branch."""
+    if name == repo.info.default_branch:
+        raise InvalidArgument(
+            f"branch {name!r} is the default branch of {repo.name!r} and cannot be deleted"
+        )
+    removed = repo.refs.delete_branch(repo.name, name)
+    repo.staging.drop_tokens(branch_tokens(removed))
+
+
+def protect_branch(repo: RepoContext, name: str, protected: bool = True) -> Branch:
+    """Set (or clear) the branch's protection: a protected branch takes merges only."""
+
+    def change(b: Branch) -> Branch:
+        return replace(b, protected=protected)
+
+    return update_branch(repo, name, change)
+
+
+def create_tag(repo: RepoContext, name: str, ref: str) -> Tag:
+    """Tag the commit ``ref`` resolves to; raises AlreadyExists when ``name`` is taken by a
+    tag or a branch."""
+    validate.tag_name(name)
+    try:
+        repo.refs.get_branch(repo.name, name)
+        raise AlreadyExists(f"{name!r} is already a branch of {repo.name!r}")
+    except BranchNotFound:
+        pass
+    tag = Tag(name, repo.resolve(ref).commit.id)
+    repo.refs.create_tag(repo.name, tag)
+    return tag
+
+
+def get_tag(repo: RepoContext, name: str) -> Tag:
+    """The tag; raises TagNotFound."""
+    return repo.refs.get_tag(repo.name, name)
+
+
+def list_tags(repo: RepoContext) -> list[Tag]:
+    return repo.refs.list_tags(repo.name)
+
+
+def delete_tag(repo: RepoContext, name: str) -> None:
+    repo.refs.delete_tag(repo.name, name)

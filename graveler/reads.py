@@ -1,0 +1,120 @@
+"""Reading objects at a ref: stat, bytes, streams and listings.
+
+A plain branch name reads through its staged changes (current token, then sealed tokens newest
+first, then the committed tree); any other ref reads its commit's tree alone. Object bytes are
+verified against the recorded size and SHA-256 as they are read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import BinaryIO
+
+from graveler import entry as entries
+from graveler import validate
+from graveler.committed.record import ValueRecord
+from graveler.context import RepoContext
+from graveler.entry import ObjectEntry
+from graveler.errors import InvalidArgument, ObjectNotFound
+from graveler.listing import ListingPage, list_page
+from graveler.objects import full_address, open_verified, read_verified
+from graveler.staging import branch_records, branch_tokens, staged_lookup
+
+
+def stat(repo: RepoContext, ref: str, path: str) -> ObjectEntry:
+    """The entry at ``path``; raises ObjectNotFound when there is none at ``ref``."""
+    key = validate.object_key(path)
+    resolved = repo.resolve(ref)
+    if resolved.branch is not None:
+        staged = staged_lookup(repo.staging, branch_tokens(resolved.branch), key)
+        if staged is not None:
+            if staged.value is None:
+                raise ObjectNotFound(f"{path!r} is deleted on branch {ref!r}")
+            return entries.decode(key, staged.value)
+    rec = repo.committed.get(resolved.commit.metarange_id, key)
+    if rec is None:
+        raise ObjectNotFound(f"no object {path!r} at {ref!r} in {repo.name!r}")
+    return entries.decode(key, rec.value)
+
+
+def stat_many(repo: RepoContext, ref: str, paths: Sequence[str]) -> list[ObjectEntry | None]:
+    """Entries for many paths at once (None where absent), aligned with ``paths``.
+    Committed lookups are batched; a branch's staged changes are consulted per path."""
+    keys = [validate.object_key(p) for p in paths]
+    resolved = repo.resolve(ref)
+    records = repo.committed.get_many(resolved.commit.metarange_id, keys)
+    out = [None if r is None else entries.decode(r.key, r.value) for r in records]
+    if resolved.branch is not None:
+        tokens = branch_tokens(resolved.branch)
+        if resolved.branch.sealed_tokens or repo.staging.count_staged(tokens[0]):
+            for i, key in enumerate(keys):
+                staged = staged_lookup(repo.staging, tokens, key)
+                if staged is not None:
+                    value = staged.value
+                    out[i] = None if value is None else entries.decode(key, value)
+    return out
+
+
+def open_object(repo: RepoContext, ref: str, path: str) -> BinaryIO:
+    """A streaming reader of the object's bytes. Reading it to the end verifies size and
+    SHA-256 and raises CorruptFile on a mismatch (not after a seek)."""
+    return open_verified(repo.store, stat(repo, ref, path))
+
+
+def get(repo: RepoContext, ref: str, path: str) -> bytes:
+    """The object's bytes; CorruptFile when they are not the recorded size and SHA-256."""
+    return read_verified(repo.store, stat(repo, ref, path))
+
+
+def read_entry(repo: RepoContext, entry: ObjectEntry) -> bytes:
+    """The bytes of an entry already looked up (by :func:`stat` or a listing), verified:
+    CorruptFile when they are not the recorded size and SHA-256."""
+    return read_verified(repo.store, entry)
+
+
+def open_entry(repo: RepoContext, entry: ObjectEntry) -> BinaryIO:
+    """A verifying stream over the bytes of an entry already looked up."""
+    return open_verified(repo.store, entry)
+
+
+def physical_uri(repo: RepoContext, entry: ObjectEntry) -> str:
+    """The full URI of ``entry``'s bytes inside the repository's namespace."""
+    return full_address(repo.info.storage_namespace, entry.physical_address)
+
+
+def iter_objects(
+    repo: RepoContext, ref: str, prefix: str = "", after: str = ""
+) -> Iterator[ObjectEntry]:
+    """Every object under ``prefix`` (recursive), in path order."""
+    start = validate.prefix_key(validate.text(after, "after"))
+    for rec in records(repo, ref, validate.prefix_key(prefix), start):
+        yield entries.decode(rec.key, rec.value)
+
+
+def list_objects(
+    repo: RepoContext,
+    ref: str,
+    prefix: str = "",
+    *,
+    delimiter: str | None = "/",
+    after: str = "",
+    amount: int = 1000,
+) -> ListingPage:
+    """One page of objects and common prefixes under ``prefix``."""
+    pfx = validate.prefix_key(prefix)
+    validate.prefix_key(validate.text(after, "after"))
+    if delimiter:
+        validate.object_key(delimiter)
+    if not isinstance(amount, int) or isinstance(amount, bool):
+        raise InvalidArgument(f"amount must be an integer, got {amount!r}")
+    return list_page(lambda start: records(repo, ref, pfx, start), pfx, delimiter, after, amount)
+
+
+def records(repo: RepoContext, ref: str, prefix: bytes, after: bytes) -> Iterator[ValueRecord]:
+    """The records a reader of ``ref`` sees under ``prefix``, with keys greater than ``after``."""
+    resolved = repo.resolve(ref)
+    start = after + b"\x00" if after else b""
+    mid = resolved.commit.metarange_id
+    if resolved.branch is None:
+        return repo.committed.iterate(mid, start, prefix)
+    return branch_records(repo.staging, repo.committed, resolved.branch, mid, start, prefix)

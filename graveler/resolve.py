@@ -1,0 +1,64 @@
+"""Resolving ref expressions (see :mod:`graveler.refexpr`) against one repository.
+
+A base is tried as a full commit ID, then a branch, then a tag, then a unique commit-ID
+prefix; ``~N`` and ``^N`` then walk parents. Only a plain branch name resolves with its branch,
+so that reads of it include staged changes.
+"""
+
+from __future__ import annotations
+
+from graveler.context import RepoContext
+from graveler.errors import BranchNotFound, CommitNotFound, RefNotFound, TagNotFound
+from graveler.model import Commit, ResolvedRef
+from graveler.refexpr import looks_like_commit_prefix, parse_ref
+
+
+def resolve(repo: RepoContext, ref: str) -> ResolvedRef:
+    """Resolve ``ref``; raises InvalidRef for a malformed expression, RefNotFound otherwise."""
+    expr = parse_ref(ref)
+    resolved = resolve_base(repo, expr.base)
+    if expr.is_plain:
+        return resolved
+    commit = resolved.commit
+    for op, n in expr.modifiers:
+        commit = _walk(repo, commit, op, n, ref)
+    return ResolvedRef(commit)
+
+
+def resolve_base(repo: RepoContext, base: str) -> ResolvedRef:
+    """A ref expression's base: commit ID, branch, tag or unique commit-ID prefix."""
+    if len(base) == 64 and looks_like_commit_prefix(base):
+        try:
+            return ResolvedRef(repo.get_commit(base))
+        except CommitNotFound:
+            pass
+    try:
+        branch = repo.refs.get_branch(repo.name, base)
+        return ResolvedRef(repo.get_commit(branch.commit_id), branch)
+    except BranchNotFound:
+        pass
+    try:
+        return ResolvedRef(repo.get_commit(repo.refs.get_tag(repo.name, base).commit_id))
+    except TagNotFound:
+        pass
+    if looks_like_commit_prefix(base):
+        found = repo.refs.commits_with_prefix(repo.name, base, limit=2)
+        if len(found) == 1:
+            return ResolvedRef(repo.get_commit(found[0]))
+        if len(found) > 1:
+            raise RefNotFound(f"commit prefix {base!r} is ambiguous in {repo.name}")
+    raise RefNotFound(f"{base!r} is not a branch, tag or commit of repository {repo.name!r}")
+
+
+def _walk(repo: RepoContext, commit: Commit, op: str, n: int, ref: str) -> Commit:
+    if op == "~":
+        for _ in range(n):
+            if not commit.parents:
+                raise RefNotFound(f"{ref!r} goes past the first commit")
+            commit = repo.get_commit(commit.parents[0])
+        return commit
+    if n == 0:
+        return commit
+    if n > len(commit.parents):
+        raise RefNotFound(f"{ref!r}: commit {commit.id[:12]} has no parent number {n}")
+    return repo.get_commit(commit.parents[n - 1])
