@@ -10,26 +10,13 @@
 * ``mem://name``: without trailing ``/``. Memory stores are separate by name, never nested.
 
 **Ownership.** A repository claims its namespace with a marker object, :data:`MARKER_KEY`,
-written create-if-absent (:meth:`~graveler.objectstore.port.ObjectStore.put_if_absent`). It
-names the repository by name and creation time (together they identify it across refs
-databases; a refs restore keeps both) and, for people, the refs database it lives in (password
-hidden). Then:
-
-* :func:`check_free` refuses a new repository whose namespace is, lies inside, or contains the
-  namespace of another repository of the same refs database, or of any repository whose
-  graveler metadata (``_graveler/``) is in the store: at the namespace itself, at one of its
-  ancestors, or anywhere below it (a scan of at most :data:`SCAN_LIMIT` objects; a bigger
-  existing namespace is refused, since it cannot be checked);
-* :func:`claim` writes the marker after the repository row (creation undoes the row when the
-  claim is lost), :func:`claim_on_open` writes it for repositories made before markers
-  existed, the first time a client opens them, and refuses to open a repository whose
-  namespace another repository's marker claims;
-* garbage collection and fsck call :func:`require_owner` and refuse to run unless the marker
-  names their repository and no other repository of the refs database overlaps it.
-
-Limit: two repositories created at the same moment, in different refs databases, one nested in
-the other, can both pass :func:`check_free`; only the exact same namespace is decided
-atomically, by the marker.
+written create-if-absent (:meth:`~graveler.objectstore.port.ObjectStore.put_if_absent`),
+naming it by name and creation time (together they identify it across refs databases; a refs
+restore keeps both). :func:`check_free` refuses a new repository that would share, nest in or
+contain another's namespace (same refs database, or metadata found in the store at, above or
+below it); :func:`claim_new` and :func:`claim_on_open` write the marker on creation and on a
+client's first open; :func:`require_owner` guards garbage collection and fsck. The whole
+model, with its limits, is in ``docs/security.md``.
 """
 
 from __future__ import annotations
