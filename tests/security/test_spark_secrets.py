@@ -15,7 +15,12 @@ import pytest
 from tests.security.secrets import PASSWORD, S3_SECRET, URLS, assert_hidden, shown
 
 
-@pytest.mark.parametrize("url", URLS.values(), ids=URLS.keys())
+#: One per way the URL reaches a message (the driver's error, our InvalidArgument quoting the
+#: URL); every URL goes through the same redaction in test_secrets.py, without a Spark job.
+SPARK_URLS = {k: URLS[k] for k in ("unreachable server", "malformed port", "driver not installed")}
+
+
+@pytest.mark.parametrize("url", SPARK_URLS.values(), ids=SPARK_URLS.keys())
 def test_data_source_option_errors(spark: Any, url: str) -> None:
     with pytest.raises(Exception) as read:
         spark.read.format("graveler").option("database_url", url).load("graveler://lake/main/t")
