@@ -14,7 +14,6 @@ import pytest
 
 from tests.security.secrets import PASSWORD, S3_SECRET, URLS, assert_hidden, shown
 
-
 #: One per way the URL reaches a message (the driver's error, our InvalidArgument quoting the
 #: URL); every URL goes through the same redaction in test_secrets.py, without a Spark job.
 SPARK_URLS = {k: URLS[k] for k in ("unreachable server", "malformed port", "driver not installed")}
