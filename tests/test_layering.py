@@ -204,6 +204,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.objectstore.",
             "graveler.objects",
             "graveler.entry",
+            "graveler.namespaces",
         ),
     ),
     (

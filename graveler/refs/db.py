@@ -18,10 +18,9 @@ fit for single-threaded use.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
+from graveler import config
 from graveler.errors import AlreadyExists, GravelerError, InvalidArgument, StorageError
 
 #: Execution option read by the SQLite ``begin`` hook: "DEFERRED" or "IMMEDIATE".
@@ -103,29 +103,15 @@ class Database:
 
 
 def redact_url(url: object) -> str:
-    """``url`` fit for a message or a log line: the password hidden by SQLAlchemy's own
-    rendering (``render_as_string(hide_password=True)``), ``password=`` style query values
-    hidden too. A string SQLAlchemy cannot parse (a bad port, say) has everything between
-    ``scheme://user:`` and the last ``@`` hidden instead."""
+    """``url`` fit for a message: rendered with SQLAlchemy's password hiding
+    (``render_as_string(hide_password=True)``), then :func:`graveler.config.redact_url` for
+    ``password=``-style query values and for text SQLAlchemy cannot parse (a bad port) or
+    would split wrongly (an unencoded ``@`` in the password)."""
     text = str(url)
-    try:
-        if text.count("@") > 1:  # an unencoded '@' in the password: SQLAlchemy would split it
-            raise ValueError(text)
-        shown = make_url(text).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError, TypeError):
-        shown = _scrub_userinfo(text)
-    return _SECRET_QUERY.sub(r"\1=***", shown)
-
-
-_SECRET_QUERY = re.compile(r"((?:password|passwd|pwd|secret|token)[^=&]*)=[^&]*", re.IGNORECASE)
-
-
-def _scrub_userinfo(text: str) -> str:
-    scheme, sep, rest = text.partition("://")
-    userinfo, at, host = rest.rpartition("@")
-    if not sep or not at or ":" not in userinfo:
-        return text
-    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"
+    if text.count("@") <= 1:
+        with suppress(ArgumentError, ValueError, TypeError):
+            text = make_url(text).render_as_string(hide_password=True)
+    return config.redact_url(text)
 
 
 def _sqlite_engine(url: str, busy_timeout: float) -> Engine:
