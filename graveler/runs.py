@@ -8,7 +8,9 @@ its branch and its target. The steps, each safe to repeat:
 * :func:`commit_pending` commits what is staged on the branch, if anything;
 * :func:`publish` commits what is pending, merges the branch into the target with the run's
   identity in the merge commit's metadata (:data:`RUN_KEY`), then deletes the branch;
-* :func:`discard` deletes the branch of a run that will not be published.
+* :func:`discard` deletes the branch of a run that will not be published;
+* :func:`retire` deletes the branch of an earlier attempt whose writes a later publication
+  contains (a failed run continued by a re-execution), and keeps one that holds more.
 
 Publishing is idempotent per run: before merging, :func:`publish` looks in the target's
 first-parent history for a merge commit carrying this run's identity and returns it instead
@@ -217,3 +219,12 @@ def discard(repo: RepoContext, run: Run) -> bool:
     except BranchNotFound:
         return False
     return True
+
+
+def retire(repo: RepoContext, run: Run, published: Commit) -> bool:
+    """Delete the run's branch when everything on it is contained in ``published`` (no
+    staged writes, and its head is an ancestor of ``published``); True when deleted. A
+    branch holding anything else is kept: its writes are the user's."""
+    if _holds_unpublished(repo, run, published):
+        return False
+    return discard(repo, run)

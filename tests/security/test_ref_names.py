@@ -25,7 +25,8 @@ LOOK_ALIKES = {
     "combining accent": "mai\u0301n",
     "cyrillic a": "m\u0430in",
     "slash": "team/main",
-    "dot": "v1.0",
+    "dot-dot": "v1..0",
+    "trailing dot": "v1.",
     "leading dash": "-main",
     "space": "ma in",
 }
@@ -49,20 +50,27 @@ def test_names_the_rule_allows(repo: Repository, name: str) -> None:
     assert repo.create_tag(f"t{name}", "main").name == f"t{name}"
 
 
+def test_tags_may_hold_a_dot_branches_may_not(repo: Repository) -> None:
+    assert repo.create_tag("v1.0", "main").name == "v1.0"
+    assert repo.resolve("v1.0").commit.id == repo.branch("main").commit_id
+    with pytest.raises(InvalidName, match="ASCII letters"):
+        repo.create_branch("v1.0", "main")
+
+
 def test_names_stored_by_older_versions_stay_readable_and_deletable(repo: Repository) -> None:
     head = repo.branch("main").commit_id
     for odd in ("team/main", "ma\u200bin"):  # inserted as an older version stored them
         repo.refs.create_branch(repo.name, Branch(odd, head, new_staging_token(repo.name, "x")))
-    repo.refs.create_tag(repo.name, Tag("v1.0", head))
+    repo.refs.create_tag(repo.name, Tag("v1..0", head))
     repo.put("team/main", "kept.txt", b"data written on the odd branch")
     repo.commit("team/main", "kept")
     assert repo.get("team/main", "kept.txt") == b"data written on the odd branch"
     repo.merge("team/main", "main")  # its data can move to a well-named branch
     assert repo.get("main", "kept.txt") == b"data written on the odd branch"
-    assert repo.resolve("v1.0").commit.id == head
+    assert repo.resolve("v1..0").commit.id == head
     repo.delete_branch("team/main")
     repo.delete_branch("ma\u200bin")
-    repo.delete_tag("v1.0")
+    repo.delete_tag("v1..0")
     assert [b.name for b in repo.list_branches()] == ["main"] and repo.list_tags() == []
 
 
