@@ -33,6 +33,7 @@ from graveler.entry import ObjectEntry
 from graveler.errors import BranchMoved, DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Commit, MergeResult
+from graveler.objects import checked_entry
 from graveler.staging import as_changes, branch_tokens, merged_staging, new_staging_token
 from graveler.validate import object_key as validate_key
 from graveler.validate import prefix_key
@@ -176,7 +177,7 @@ def import_entries(
     if start.protected:
         raise ProtectedBranch(f"branch {branch!r} is protected: import on another branch")
     base = repo.get_commit(start.commit_id).metarange_id
-    changes = (Change(e.key, e.to_record()) for e in _validated(entries))
+    changes = (Change(e.key, e.to_record()) for e in _validated(repo, entries))
     imported, _ = repo.committed.apply(base, changes)
     if imported == base:
         raise NoChanges(f"importing into {branch!r} changes nothing")
@@ -199,12 +200,12 @@ def import_entries(
     return retry_moved(attempt, f"import into {branch!r}")
 
 
-def _validated(entries: Iterable[ObjectEntry]) -> Iterator[ObjectEntry]:
+def _validated(repo: RepoContext, entries: Iterable[ObjectEntry]) -> Iterator[ObjectEntry]:
     for e in entries:
         validate_key(e.path)
         if e.external:
             raise InvalidArgument(f"entry {e.path!r} has an external address; use import_data")
-        yield e
+        yield checked_entry(repo.info.storage_namespace, e)
 
 
 # --- merge ---------------------------------------------------------------------------------------

@@ -18,7 +18,12 @@ from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument, ProtectedBranch
 from graveler.model import Branch, StagedEntry
-from graveler.objects import HashingReader, new_physical_address, normalize_address
+from graveler.objects import (
+    HashingReader,
+    checked_entry,
+    new_physical_address,
+    normalize_address,
+)
 from graveler.reads import stat
 
 
@@ -118,7 +123,8 @@ def stage_entries(
     repo: RepoContext, branch: str, items: Iterable[ObjectEntry], *, delete: Iterable[str] = ()
 ) -> int:
     """Stage many entries in one transaction; returns how many. Paths in ``delete`` are
-    removed in the same transaction (an entry in ``items`` at such a path wins)."""
+    removed in the same transaction (an entry in ``items`` at such a path wins). Physical
+    addresses are checked as ``link`` checks them (InvalidArgument, nothing staged)."""
     writable(repo, branch)
     count = 0
 
@@ -133,7 +139,7 @@ def stage_entries(
                     f"entry {e.path!r} has an external address; only import creates those"
                 )
             count += 1
-            yield e.to_staged()
+            yield checked_entry(repo.info.storage_namespace, e).to_staged()
 
     repo.staging.stage(repo.name, branch, staged())
     return count

@@ -212,6 +212,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.objects",
             "graveler.external",
             "graveler.entry",
+            "graveler.namespaces",
         ),
     ),
     (

@@ -126,6 +126,26 @@ class LocalObjectStore:
             raise self._error("writing", key, exc) from exc
         return ObjectInfo(key, size, from_timestamp(mtime))
 
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """Create ``key`` unless a file is there: a complete, fsynced temp file is hard-linked
+        to the key's path (``link`` fails atomically when the path exists), so a reader never
+        sees a partial object and of racing writers exactly one wins."""
+        path = self._path(key)
+        directory = os.path.dirname(path)
+        try:
+            self._ensure_directory(directory)
+            tmp, _, _ = self._write_temp(directory, data)
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+            finally:
+                _unlink_quietly(tmp)
+            _fsync_directory(directory)
+        except OSError as exc:
+            raise self._error("creating", key, exc) from exc
+        return True
+
     def _ensure_directory(self, directory: str) -> None:
         """Create ``directory`` and its missing parents, fsyncing each new entry's parent."""
         created: list[str] = []

@@ -53,6 +53,8 @@ DEFAULT_REGION = "us-east-1"
 MULTIPART_CHUNK = 8 << 20
 #: How often a response body that breaks off mid-read is re-requested.
 BODY_READ_ATTEMPTS = 3
+#: How often a conditional PutObject that S3 answers with 409 (a concurrent one) is tried.
+CONDITIONAL_ATTEMPTS = 4
 
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _NOT_FOUND_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
@@ -277,6 +279,30 @@ class S3ObjectStore:
             lambda: self._client.upload_fileobj(reader, self._bucket, full, Config=self._transfer),
         )
         return ObjectInfo(key, reader.size, utc_now())
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """PutObject with ``If-None-Match: *`` (S3 conditional writes): S3 refuses with 412
+        when the key exists. A 409 (a concurrent conditional write still in flight) is
+        retried a few times. Services that ignore the header would overwrite: use S3 or a
+        compatible store that implements conditional writes."""
+        full = self._full_key(key)
+        payload = bytes(data)
+        for attempt in range(1, CONDITIONAL_ATTEMPTS + 1):
+            try:
+                self._client.put_object(
+                    Bucket=self._bucket, Key=full, Body=payload, IfNoneMatch="*"
+                )
+                return True
+            except ClientError as exc:
+                code = _code(exc)
+                if code == "PreconditionFailed":
+                    return False
+                if code != "ConditionalRequestConflict" or attempt == CONDITIONAL_ATTEMPTS:
+                    raise self._error(exc, "creating", key) from exc
+            except BotoCoreError as exc:
+                raise self._error(exc, "creating", key) from exc
+            time.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def get(self, key: str) -> bytes:
         """The whole object; ObjectNotFound if missing."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
+from graveler import config
 from graveler.errors import AlreadyExists, GravelerError, InvalidArgument, StorageError
 
 #: Execution option read by the SQLite ``begin`` hook: "DEFERRED" or "IMMEDIATE".
@@ -58,8 +59,9 @@ class Database:
         """
         try:
             parsed = make_url(url)
-        except ArgumentError as exc:
-            raise InvalidArgument(f"invalid database URL {url!r}: {exc}") from exc
+        except (ArgumentError, ValueError, TypeError) as exc:
+            # not chained: the cause may quote the URL, password included
+            raise InvalidArgument(f"invalid database URL {redact_url(url)}: {exc}") from None
         self.dialect = parsed.get_backend_name()
         if self.dialect not in SUPPORTED_DIALECTS:
             raise InvalidArgument(
@@ -70,9 +72,11 @@ class Database:
                 self.engine = _sqlite_engine(url, busy_timeout)
             else:
                 self.engine = create_engine(url, pool_pre_ping=True)
-        except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        except (ArgumentError, NoSuchModuleError, ImportError, ValueError, TypeError) as exc:
             hint = " (needs: pip install 'graveler[postgres]')" if self.is_postgres else ""
-            raise InvalidArgument(f"cannot open database URL {url!r}: {exc}{hint}") from exc
+            raise InvalidArgument(
+                f"cannot open database URL {redact_url(url)}: {exc}{hint}"
+            ) from None
         self._writer = self.engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
 
     @property
@@ -96,6 +100,18 @@ class Database:
     def close(self) -> None:
         """Close every pooled connection. The object must not be used afterwards."""
         self.engine.dispose()
+
+
+def redact_url(url: object) -> str:
+    """``url`` fit for a message: rendered with SQLAlchemy's password hiding
+    (``render_as_string(hide_password=True)``), then :func:`graveler.config.redact_url` for
+    ``password=``-style query values and for text SQLAlchemy cannot parse (a bad port) or
+    would split wrongly (an unencoded ``@`` in the password)."""
+    text = str(url)
+    if text.count("@") <= 1:
+        with suppress(ArgumentError, ValueError, TypeError):
+            text = make_url(text).render_as_string(hide_password=True)
+    return config.redact_url(text)
 
 
 def _sqlite_engine(url: str, busy_timeout: float) -> Engine:

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from graveler import Repository
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _MAX_SLUG = 180
 
 
@@ -61,8 +61,7 @@ def run_branch_name(dag_id: str, run_id: str, prefix: str = "airflow") -> str:
     """The branch of one DAG run: readable, valid as a graveler branch name, and unique per
     (DAG id, run id) thanks to a short hash of both."""
     digest = hashlib.sha256(f"{dag_id}\x00{run_id}".encode()).hexdigest()[:8]
-    slug = _UNSAFE.sub("-", f"{prefix}-{dag_id}-{run_id}")
-    slug = re.sub(r"\.{2,}", ".", slug).strip("-.")[:_MAX_SLUG]
+    slug = _UNSAFE.sub("-", f"{prefix}-{dag_id}-{run_id}").strip("-")[:_MAX_SLUG]
     return f"{slug}-{digest}"
 
 

@@ -52,11 +52,13 @@ def graveler_definitions(
     sensor_interval_seconds: int = DEFAULT_INTERVAL_SECONDS,
     monitor_all_code_locations: bool = True,
     extra_sensors: Sequence[SensorDefinition] = (),
+    pickle_secret: str | None = None,
 ) -> DefinitionsPieces:
     """Resources (``"graveler"`` and the IO manager under ``io_manager_key``) and sensors (merge
     on success, keep or delete on failure, plus ``extra_sensors`` such as diff sensors).
     ``merge_strategy`` is used by the merge sensor and by the IO manager when an input needs
-    an upstream run that the sensor has not published yet."""
+    an upstream run that the sensor has not published yet. ``pickle_secret`` signs the IO
+    manager's pickles (see :mod:`graveler_dagster.formats`)."""
     watch = {
         "default_status": sensor_status,
         "minimum_interval_seconds": sensor_interval_seconds,
@@ -65,7 +67,9 @@ def graveler_definitions(
     return {
         "resources": {
             RESOURCE_KEY: resource,
-            io_manager_key: GravelerIOManager(graveler=resource, merge_strategy=merge_strategy),
+            io_manager_key: GravelerIOManager(
+                graveler=resource, merge_strategy=merge_strategy, pickle_secret=pickle_secret
+            ),
         },
         "sensors": [
             build_graveler_merge_sensor(strategy=merge_strategy, **watch),  # type: ignore[arg-type]

@@ -77,13 +77,16 @@ def check(handlers: Sequence[TypeHandler]) -> Sequence[TypeHandler]:
     return handlers
 
 
-def encode(handlers: Sequence[TypeHandler], value: Any) -> formats.Encoded:
-    """``value`` encoded by the first handler that handles it, else by the built-ins."""
+def encode(
+    handlers: Sequence[TypeHandler], value: Any, pickle_secret: str | None = None
+) -> formats.Encoded:
+    """``value`` encoded by the first handler that handles it, else by the built-ins (a pickle
+    signed with ``pickle_secret`` when given)."""
     for handler in handlers:
         if handler.handles(value):
             data = handler.encode(value)
             return formats.Encoded(data, handler.format, handler.content_type, handler.rows(value))
-    return formats.encode(value)
+    return formats.encode(value, pickle_secret)
 
 
 def find(handlers: Sequence[TypeHandler], written: str) -> TypeHandler | None:

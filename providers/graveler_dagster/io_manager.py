@@ -38,6 +38,7 @@ from dagster import (
 from pydantic import Field
 
 from graveler import GravelerURI, ObjectEntry, Repository
+from graveler.config import REDACTED
 from graveler.errors import InvalidArgument, NotFound, ObjectNotFound
 from graveler_dagster import formats, handlers, tables
 from graveler_dagster.inputs import InputSources
@@ -79,6 +80,16 @@ class GravelerIOManager(ConfigurableIOManager):
         description="Strategy for publishing an upstream run whose output an input needs "
         "before the merge sensor has published it (the merge sensor's strategy).",
     )
+    pickle_secret: str | None = Field(
+        default=None,
+        description="Secret (use EnvVar) that signs pickled outputs; when set, only pickles "
+        "signed with it are loaded, so no other writer to the lake can pass for this IO manager.",
+    )
+
+    def __repr_args__(self) -> Any:
+        """What repr() and str() show: the pickle secret hidden."""
+        for name, value in super().__repr_args__():
+            yield name, (REDACTED if name == "pickle_secret" and value else value)
 
     def type_handlers(self) -> Sequence[handlers.TypeHandler]:
         """Handlers for more kinds of values, consulted before the built-in formats (see
@@ -93,7 +104,7 @@ class GravelerIOManager(ConfigurableIOManager):
             return
         values = self._output_items(context, obj)
         own = handlers.check(self.type_handlers())
-        items = [(path, handlers.encode(own, v)) for path, v in values]
+        items = [(path, handlers.encode(own, v, self.pickle_secret)) for path, v in values]
         step = context.step_context
         gv = self.graveler
         repo = gv.get_repository()
@@ -101,7 +112,7 @@ class GravelerIOManager(ConfigurableIOManager):
         branch = ensure_run_branch(gv, repo, context.run_id, lineage)
         claim_tags(step.instance, step.dagster_run, branch)
         for path, enc in items:
-            meta = {RUN_ID_KEY: context.run_id, formats.FORMAT_KEY: enc.format}
+            meta = enc.metadata(context.run_id)
             repo.put(branch, path, enc.data, content_type=enc.content_type, metadata=meta)
         what = _describe(context)
         commit = commit_staged(
@@ -199,7 +210,8 @@ class GravelerIOManager(ConfigurableIOManager):
         wanted: str | None,
     ) -> tuple[Any, GravelerURI]:
         """The value at ``path`` on ``ref`` (``entry`` when already looked up there), only
-        the ``columns`` the input's metadata asks for, and the commit-addressed URI read."""
+        the ``columns`` the input's metadata asks for, and the commit-addressed URI read.
+        Built-in formats are decoded only as :func:`graveler_dagster.formats.load` allows."""
         try:
             commit = repo.resolve(ref).commit.id
             entry = entry or repo.stat(commit, path)
@@ -209,16 +221,17 @@ class GravelerIOManager(ConfigurableIOManager):
                 "written in this run nor merged into the target branch"
             ) from exc
         where = GravelerURI(repo.name, commit, path)
-        written = entry.metadata.get(formats.FORMAT_KEY, "pickle")
+        written = entry.metadata.get(formats.FORMAT_KEY)
         columns = tables.wanted_columns(context.definition_metadata)
-        handler = handlers.find(self.type_handlers(), written)
+        handler = handlers.find(self.type_handlers(), written) if written else None
+        data = repo.read_entry(entry)
         if handler is not None and columns is None:
-            return handler.decode(repo.read_entry(entry), context.dagster_type.typing_type), where
-        if columns is None:
-            return formats.decode(repo.read_entry(entry), written, wanted), where
+            return handler.decode(data, context.dagster_type.typing_type), where
+        if columns is None or written is None:  # load refuses what the IO manager did not write
+            meta, ctype, secret = entry.metadata, entry.content_type, self.pickle_secret
+            return formats.load(data, meta, ctype, str(where), wanted, secret), where
         if written not in formats.FRAME_FORMATS:
             raise InvalidArgument(f"{where} is not a table ({written}): 'columns' cannot apply")
-        data = repo.read_entry(entry)
         return tables.read_columns(data, written, wanted, columns, str(where)), where
 
 

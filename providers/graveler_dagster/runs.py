@@ -34,11 +34,11 @@ from dagster import (
 
 from graveler import Commit, ObjectEntry, Publication, Repository, Run, runs
 from graveler.errors import BranchNotFound, DirtyBranch, MergeConflict, NotFound, ProtectedBranch
-from graveler_dagster import lineage
+from graveler_dagster import formats, lineage
 from graveler_dagster.resource import GravelerResource
 
 #: Object metadata key naming the Dagster run that wrote an object.
-RUN_ID_KEY = "dagster/run_id"
+RUN_ID_KEY = formats.RUN_ID_KEY  # one definition, shared with the trust check
 #: Commit metadata keys, following lakeFS's ``::lakefs::<system>::`` convention.
 META_PREFIX = "::lakefs::Dagster::"
 #: Prefix of a Dagster run's identity in graveler (:data:`graveler.runs.RUN_KEY`).

@@ -39,6 +39,7 @@ from graveler.gc import (
     no_progress,
     prepare,
     range_addresses,
+    record_expired,
     report,
 )
 from graveler.objectstore import ObjectInfo
@@ -75,6 +76,7 @@ def collect_garbage_spark(
     marks.objects.unpersist()
     selected = tuple(sorted((_info(row) for row in rows), key=lambda o: o.key))
     if not dry_run and selected:
+        record_expired(repo.store, plan.expired)  # for fsck, before anything goes
         _sweep(spark, plan.namespace, options, [o.key for o in selected])
         progress("sweep", len(selected), len(selected))
     return _report(plan, marks, listing, selected, dry_run)

@@ -195,7 +195,7 @@ def test_run_branch_names_are_valid_and_distinct(run_id: str) -> None:
     from graveler_airflow.run_branch import run_branch_name
 
     name = run_branch_name("my.dag-id", run_id)
-    assert branch_name(name) == name and name.startswith("airflow-my.dag-id-")
+    assert branch_name(name) == name and name.startswith("airflow-my-dag-id-")
     assert name != run_branch_name("my.dag-id", run_id + "!")
     assert name == run_branch_name("my.dag-id", run_id)
 

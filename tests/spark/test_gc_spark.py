@@ -9,7 +9,9 @@ import pytest
 from graveler_spark import collect_garbage_spark
 
 from graveler.cli import main
+from graveler.fsck import fsck
 from graveler.gc import collect_garbage
+from graveler.gc.ledger import EXPIRED_PREFIX
 from tests.gc.model import model_garbage, staged_addresses
 from tests.gc.scenario import random_scenario
 from tests.spark.conftest import Lake
@@ -35,8 +37,11 @@ def test_spark_and_single_process_select_the_model_set(spark, lake: Lake, seed: 
     assert {i.key for i in repo.store.list("")} == before
     done = collect_garbage_spark(spark, repo, sc.rules, grace=sc.grace, now=sc.now)
     assert done.deleted == len(expected)
-    assert {i.key for i in repo.store.list("")} == before - expected
+    after = {i.key for i in repo.store.list("")}
+    ledger = {k for k in after if k.startswith(EXPIRED_PREFIX)}  # what fsck reads
+    assert after - ledger == before - expected
     assert not expected & staged and not expected & sc.young
+    assert fsck(repo).clean  # the expired commits' objects are expired, not missing
 
 
 def test_cli_gc_with_and_without_spark(spark, lake: Lake, capsys) -> None:
