@@ -60,15 +60,23 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [
             {
                 "integration-name": INTEGRATION,
-                "python-modules": [*modules["operators"], f"{_MODULE}.run_branch"],
+                "python-modules": [
+                    *modules["operators"],
+                    f"{_MODULE}.operators.objects",
+                    f"{_MODULE}.run_branch",
+                ],
             }
         ],
         "sensors": [
             {"integration-name": INTEGRATION, "python-modules": [f"{_MODULE}.sensors.graveler"]}
         ],
         "triggers": [
-            {"integration-name": INTEGRATION, "python-modules": [f"{_MODULE}.triggers.graveler"]}
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [f"{_MODULE}.triggers.graveler", f"{_MODULE}.triggers.events"],
+            }
         ],
+        "filesystems": [f"{_MODULE}.fs.graveler"],
         "connection-types": [
             {
                 "connection-type": "graveler",
