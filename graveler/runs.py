@@ -199,17 +199,18 @@ def _replay(repo: RepoContext, run: Run, since: datetime | None) -> Publication 
     found = find_publication(repo, run, since=since)
     if found is None:
         return None
-    kept = _holds_unpublished(repo, run)
+    kept = _holds_unpublished(repo, run, found)
     if not kept:
         discard(repo, run)
     before = repo.get_commit(found.parents[0])
     return Publication(run, MergeResult(before, found), replayed=True, branch_kept=kept)
 
 
-def _holds_unpublished(repo: RepoContext, run: Run) -> bool:
-    """Whether the run's branch exists and holds something its target lacks: staged writes
-    that change the branch (rewriting identical bytes changes nothing), or commits the
-    target does not contain (a branch forked from the target's newer head has none)."""
+def _holds_unpublished(repo: RepoContext, run: Run, published: Commit) -> bool:
+    """Whether the run's branch exists and holds something neither ``published`` nor the
+    target's head contains: staged writes that change the branch (rewriting identical bytes
+    changes nothing), or commits of its own (a branch forked from the target's newer head,
+    as a cleared run's is, has none)."""
     try:
         branch = branches.get_branch(repo, run.branch)
     except BranchNotFound:
@@ -220,8 +221,13 @@ def _holds_unpublished(repo: RepoContext, run: Run) -> bool:
         return True
     head = repo.get_commit(branch.commit_id)
     target = repo.get_commit(branches.get_branch(repo, run.into).commit_id)
-    base = merge_base(repo.get_commit, head, target)
-    return base is None or base.id != head.id
+    return not any(_contains(repo, tip, head) for tip in (published, target))
+
+
+def _contains(repo: RepoContext, tip: Commit, commit: Commit) -> bool:
+    """Whether ``commit`` is ``tip`` or one of its ancestors."""
+    base = merge_base(repo.get_commit, tip, commit)
+    return base is not None and base.id == commit.id
 
 
 def discard(repo: RepoContext, run: Run) -> bool:

@@ -47,6 +47,7 @@ from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
 from graveler_airflow.events import EventOptions, emit_merge_events, merge_alias
 from graveler_airflow.hooks.graveler import GravelerHook
 from graveler_airflow.lineage import with_run_metadata
+from graveler_airflow.links import GravelerRunBranchLink
 from graveler_airflow.operators.graveler import GravelerBaseOperator
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ def run_started(context: Context) -> datetime | None:
 
 class _RunBranchOperator(GravelerBaseOperator):
     template_fields: Sequence[str] = (*GravelerBaseOperator.template_fields, "source", "into")
+    operator_extra_links = (GravelerRunBranchLink(),)
 
     def __init__(
         self, *, source: str, into: str, branch_prefix: str, group: str, **kwargs: Any
@@ -104,6 +106,7 @@ class CreateRunBranchOperator(_RunBranchOperator):
         branch, created = runs.open_run(repo, run, self.source)
         verb = "created from " + self.source if created else "exists (a retry); reusing it"
         self.log.info("Run branch %s %s at %s", run.branch, verb, branch.commit_id)
+        self.log.info("Inspect it with: graveler fs ls graveler://%s/%s/", repo.name, run.branch)
         context["ti"].xcom_push(key="base_commit_id", value=branch.commit_id)
         return run.branch
 

@@ -38,6 +38,7 @@ ALL_RUNS = [(RUNS, r) for r in [*CONCURRENT, *CONFLICTING, "r-failed"]] + [
     (ETL, "etl-good"),
     (ETL, "etl-bad"),
 ]
+GATE = "gates/sensor-deferred"
 GOOD = "city,temp_c\nLisbon,21.5\nOslo,4.0\nQuito,\n"
 BAD = "city,temp_c\nAtlantis,-400\n"
 
@@ -65,7 +66,8 @@ def _concurrent_conf(i: int) -> dict[str, Any]:
         writes["tables/undeclared/r3.csv"] = "nobody declares this table\n"
     if i == 4:
         writes["signals/ready.csv"] = "go\n"
-    conf: dict[str, Any] = {"writes": writes, "barrier": {"match": "r-concurrent", "count": 4}}
+    barrier = {"match": "r-concurrent", "count": 4}
+    conf: dict[str, Any] = {"writes": writes, "barrier": barrier, "gate": GATE}
     return conf | ({"fail_first_try": True} if i == 2 else {})
 
 
@@ -84,10 +86,10 @@ def _sensor_deferred(airflow: Deployment) -> bool:
     return sensor.get("state") == "deferred"
 
 
-def _phase_one(airflow: Deployment, seen: Scenario) -> None:
+def _phase_one(airflow: Deployment, lake: Repository, seen: Scenario) -> None:
+    """Everything at once; the concurrent runs wait at a gate the test opens once the sensor
+    has deferred, so that the object it waits for lands while it waits in the triggerer."""
     airflow.trigger("e2e_sensor", "s-1")
-    airflow.wait(lambda: _sensor_deferred(airflow), "the object sensor to defer", 300)
-    seen.sensor_deferred = True
     for i, run_id in enumerate(CONCURRENT, start=1):
         airflow.trigger(RUNS, run_id, _concurrent_conf(i))
     for run_id, text in zip(CONFLICTING, ("first\n", "second\n"), strict=True):
@@ -97,6 +99,10 @@ def _phase_one(airflow: Deployment, seen: Scenario) -> None:
         )
     airflow.trigger(RUNS, "r-failed", {"writes": {"tables/failed/x.csv": "kept\n"}, "fail": True})
     airflow.trigger("e2e_discard", "f-1", {"writes": {"tables/doomed/x.csv": "x\n"}, "fail": True})
+    airflow.wait(lambda: _sensor_deferred(airflow), "the object sensor to defer", 300)
+    seen.sensor_deferred = True
+    lake.put("main", GATE, b"open")
+    lake.commit("main", "open the gate")
     everything = [(RUNS, r) for r in [*CONCURRENT, *CONFLICTING, "r-failed"]]
     everything += [("e2e_discard", "f-1"), ("e2e_sensor", "s-1")]
     seen.states = airflow.wait_finished(everything, timeout=600)
@@ -152,7 +158,7 @@ def scenario(
     started = time.monotonic()
     try:
         _start_etl(deployment, tmp_path_factory.mktemp("landing"))
-        _phase_one(deployment, seen)
+        _phase_one(deployment, lake.repository("e2e"), seen)
         seen.seconds["phase 1"] = time.monotonic() - started
         for run_id in [*CONCURRENT, *CONFLICTING]:
             if seen.states[run_id] == "success":
@@ -189,6 +195,12 @@ def test_concurrent_runs_and_a_retried_one_each_publish_exactly_once(
         assert published[identity(RUNS, run_id)] == [scenario.merges[run_id]], run_id
         merge = deployment.tasks(RUNS, run_id)["run.merge"]
         assert merge["state"] == "success"
+    branch = deployment.xcom(RUNS, "r-concurrent-1", "run.create_branch")
+    links = deployment.get(
+        f"/api/v2/dags/{RUNS}/dagRuns/r-concurrent-1/taskInstances/run.create_branch/links"
+    )
+    shown = links["extra_links"]  # what the task page of the UI shows
+    assert shown == {"Graveler run branch": f"graveler://e2e/{branch}"}
     retried = deployment.tasks(RUNS, "r-concurrent-2")["run.write"]
     assert retried["try_number"] == 2 and retried["state"] == "success"
     for i in range(1, 5):

@@ -294,3 +294,26 @@ def test_tag_operator_accepts_its_own_tag_on_retry_only(repo):
     repo.commit("main", "moves on")
     with pytest.raises(AlreadyExists):
         tag("main")  # the tag names another commit
+
+
+def test_run_branch_tasks_link_to_their_branch(monkeypatch, tmp_path: Path):
+    import json
+
+    from graveler_airflow.links import GravelerRunBranchLink
+    from graveler_airflow.run_branch import run_branch_name
+
+    group = run_branch()
+    key = SimpleNamespace(dag_id="etl", run_id="manual__1", task_id="run.merge", map_index=-1)
+    branch = run_branch_name("etl", "manual__1", "airflow", "run")
+    extra: dict[str, str] = {"database_url": f"sqlite:///{tmp_path}/r.db"}
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_GRAVELER_DEFAULT", json.dumps({"conn_type": "graveler", "extra": extra})
+    )
+    link = GravelerRunBranchLink()
+    assert [type(x) for x in group.create.operator_extra_links] == [GravelerRunBranchLink]
+    assert link.get_link(group.merge, ti_key=key) == f"graveler://lake/{branch}"
+    extra["ui_url"] = "https://lake.example.com/{repository}/tree/{branch}"
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_GRAVELER_DEFAULT", json.dumps({"conn_type": "graveler", "extra": extra})
+    )
+    assert link.get_link(group.create, ti_key=key) == f"https://lake.example.com/lake/tree/{branch}"

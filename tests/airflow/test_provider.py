@@ -338,3 +338,37 @@ def test_run_branch_refuses_a_bad_strategy_when_the_dag_is_parsed() -> None:
 
     with DAG("bad_strategy", schedule=None), pytest.raises(InvalidArgument, match="strategy"):
         GravelerRunBranch("lake", strategy="ours")
+
+
+def test_airflow_postgres_extra_resolves_with_the_constraints() -> None:
+    """Every requirement of the extra is pinned in constraints.txt within its range, and the
+    pinned version is what is installed (``make venv`` installs the extra). The driver it
+    brings, psycopg 3, serves both engines of the documented airflow.cfg: asyncpg is not
+    needed."""
+    import importlib.metadata
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    root = Path(__file__).resolve().parents[2]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    pins = {}
+    for line in (root / "constraints.txt").read_text().splitlines():
+        name, sep, version = line.split("#")[0].strip().partition("==")
+        if sep:
+            pins[canonicalize_name(name)] = version.strip()
+    for text in extras["airflow-postgres"]:
+        req = Requirement(text)
+        pinned = pins[canonicalize_name(req.name)]
+        assert req.specifier.contains(pinned), (text, pinned)
+        assert importlib.metadata.version(req.name) == pinned
+    names = {canonicalize_name(Requirement(t).name) for t in extras["airflow-postgres"]}
+    assert {"apache-airflow", "psycopg"} <= names
+    from tests.airflow.deployment import documented_config
+
+    config = documented_config()
+    assert "sql_alchemy_conn = postgresql+psycopg://" in config
+    assert "sql_alchemy_conn_async = postgresql+psycopg://" in config

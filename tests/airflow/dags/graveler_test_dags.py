@@ -6,6 +6,7 @@ Repository ``e2e``; everything a run does comes from its conf:
 * ``barrier``: ``{"match": TEXT, "count": N}``: after writing, wait until N branches whose
   name contains TEXT exist (so that N runs are in flight at once), unless a run matching TEXT
   was already published (a cleared run passes at once);
+* ``gate``: before the barrier, wait until this path exists on ``main`` (the test opens it);
 * ``fail``: the write task raises; ``fail_first_try``: it raises on its first try only.
 """
 
@@ -45,12 +46,24 @@ def _write(branch: str) -> None:
         repo = hook.get_repository(REPO)
         for path, text in (conf.get("writes") or {}).items():
             repo.put(branch, path, text.encode())
-        barrier: dict[str, Any] = conf.get("barrier") or {}
         deadline = time.monotonic() + BARRIER_TIMEOUT
+        while conf.get("gate") and not _exists(repo, conf["gate"]):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"gate {conf['gate']} never opened")
+            time.sleep(0.2)
+        barrier: dict[str, Any] = conf.get("barrier") or {}
         while barrier and not _passed(repo, barrier["match"], barrier["count"]):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"barrier {barrier} not reached")
             time.sleep(0.2)
+
+
+def _exists(repo: Repository, path: str) -> bool:
+    try:
+        repo.stat("main", path)
+    except LookupError:
+        return False
+    return True
 
 
 def _passed(repo: Repository, match: str, count: int) -> bool:
