@@ -150,7 +150,12 @@ class MergeRunBranchOperator(_RunBranchOperator):
         asset_uri(repo.name, self.into)  # a branch no asset URI can name fails before merging
         existed = _exists(repo, run.branch)
         publication = self._publish(repo, run, context)
-        self._report(publication, existed)
+        if publication.merge is None and not existed:  # not published, and nothing left
+            raise AirflowFailException(
+                f"Run branch {run.branch!r} no longer exists and run {run.identity!r} was never "
+                f"published into {run.into!r}: its writes were deleted (pruned or by hand)"
+            )
+        self._log_outcome(publication)
         if publication.merge is None:
             return repo.branch(self.into).commit_id
         options = EventOptions(self.alias, self.asset_paths, self.max_asset_events)
@@ -192,7 +197,7 @@ class MergeRunBranchOperator(_RunBranchOperator):
             "not retried: resolve it, or set strategy='source-wins' or 'dest-wins'."
         )
 
-    def _report(self, publication: Publication, existed: bool) -> None:
+    def _log_outcome(self, publication: Publication) -> None:
         run, merge = publication.run, publication.merge
         if publication.replayed and merge is not None:
             self.log.info(
@@ -209,11 +214,6 @@ class MergeRunBranchOperator(_RunBranchOperator):
                 )
         elif merge is not None:
             self.log.info("Published run %s into %s as %s", run.identity, run.into, merge.commit.id)
-        elif not existed:
-            raise AirflowFailException(
-                f"Run branch {run.branch!r} no longer exists and run {run.identity!r} was never "
-                f"published into {run.into!r}: its writes were deleted (pruned or by hand)"
-            )
         else:
             self.log.info("Run %s wrote nothing: nothing to publish", run.identity)
 

@@ -27,6 +27,9 @@ from graveler.fsck import fsck
 from graveler.repository import Repository
 from tests.airflow.deployment import Deployment
 
+# The first test's setup starts Airflow and runs the whole scenario (minutes on a busy machine).
+pytestmark = pytest.mark.timeout(1800)
+
 RUNS = "e2e_runs"
 CONCURRENT = [f"r-concurrent-{i}" for i in range(1, 5)]
 CONFLICTING = ["r-conflict-1", "r-conflict-2"]
