@@ -18,6 +18,7 @@ require_extra("airflow", package=__name__)
 if TYPE_CHECKING:
     from graveler_airflow.assets.graveler import graveler_asset
     from graveler_airflow.hooks.graveler import GravelerHook
+    from graveler_airflow.naming import run_branch_name
     from graveler_airflow.operators.graveler import (
         GravelerCommitOperator,
         GravelerCreateBranchOperator,
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
         GravelerTagOperator,
     )
     from graveler_airflow.operators.objects import GravelerGetObjectOperator, GravelerUploadOperator
-    from graveler_airflow.run_branch import GravelerRunBranch, run_branch_name
+    from graveler_airflow.run_branch import GravelerRunBranch
     from graveler_airflow.sensors.graveler import (
         GravelerCommitSensor,
         GravelerDiffSensor,
@@ -60,7 +61,7 @@ _EXPORTS = {
     "GravelerObjectTrigger": "graveler_airflow.triggers.graveler",
     "GravelerCommitEventTrigger": "graveler_airflow.triggers.events",
     "GravelerRunBranch": "graveler_airflow.run_branch",
-    "run_branch_name": "graveler_airflow.run_branch",
+    "run_branch_name": "graveler_airflow.naming",
     "graveler_asset": "graveler_airflow.assets.graveler",
 }
 

@@ -14,6 +14,8 @@ from urllib.parse import quote
 
 from airflow.sdk import BaseOperatorLink
 
+from graveler_airflow.naming import run_branch_name
+
 if TYPE_CHECKING:
     from airflow.sdk import BaseOperator
     from airflow.sdk.types import TaskInstanceKey
@@ -28,7 +30,6 @@ class GravelerRunBranchLink(BaseOperatorLink):
 
     def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
         from graveler_airflow.hooks.graveler import GravelerHook
-        from graveler_airflow.run_branch import run_branch_name
 
         op: Any = operator
         branch = run_branch_name(ti_key.dag_id, ti_key.run_id, op.branch_prefix, op.group)

@@ -31,8 +31,6 @@ group read the name from ``run.branch`` (an XComArg) or ``run.branch_template`` 
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Sequence
 from datetime import datetime
 from types import TracebackType
@@ -48,6 +46,7 @@ from graveler_airflow.events import EventOptions, emit_merge_events, merge_alias
 from graveler_airflow.hooks.graveler import GravelerHook
 from graveler_airflow.lineage import with_run_metadata
 from graveler_airflow.links import GravelerRunBranchLink
+from graveler_airflow.naming import run_branch_name
 from graveler_airflow.operators.graveler import GravelerBaseOperator
 
 if TYPE_CHECKING:
@@ -55,17 +54,7 @@ if TYPE_CHECKING:
 
     from graveler import Publication, Repository
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_MAX_SLUG = 180
-
-
-def run_branch_name(dag_id: str, run_id: str, prefix: str = "airflow", group: str = "") -> str:
-    """The branch of one DAG run (of one run-branch group): readable, valid as a graveler
-    branch name, and unique per (DAG id, run id, group) thanks to a short hash of the three."""
-    digest = hashlib.sha256(f"{dag_id}\x00{run_id}\x00{group}".encode()).hexdigest()[:8]
-    slug = _UNSAFE.sub("-", f"{prefix}-{dag_id}-{run_id}")
-    slug = re.sub(r"\.{2,}", ".", slug).strip("-.")[:_MAX_SLUG]
-    return f"{slug}-{digest}"
+__all__ = ["GravelerRunBranch", "run_branch_name", "run_started"]
 
 
 def run_started(context: Context) -> datetime | None:
