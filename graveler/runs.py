@@ -9,6 +9,8 @@ its branch and its target. The steps, each safe to repeat:
 * :func:`publish` commits what is pending, merges the branch into the target with the run's
   identity in the merge commit's metadata (:data:`RUN_KEY`), then deletes the branch;
 * :func:`discard` deletes the branch of a run that will not be published;
+* :func:`retire` deletes the branch of an earlier attempt whose writes a later publication
+  contains (a failed run continued by a re-execution), and keeps one that holds more;
 * :func:`prune` deletes kept run branches (recognised by their name prefix) idle for longer
   than a given age.
 
@@ -237,6 +239,16 @@ def discard(repo: RepoContext, run: Run) -> bool:
     except BranchNotFound:
         return False
     return True
+
+
+def retire(repo: RepoContext, run: Run, published: Commit) -> bool:
+    """Delete the run's branch when everything on it is contained in ``published`` or in
+    the target (no staged writes that change the branch, and its head is an ancestor of
+    either); True when deleted. A branch holding anything else is kept: its writes are the
+    user's."""
+    if _holds_unpublished(repo, run, published):
+        return False
+    return discard(repo, run)
 
 
 # --- kept run branches ---------------------------------------------------------------------------

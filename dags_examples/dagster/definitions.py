@@ -94,8 +94,9 @@ def raw_events(
     commit = commit_staged(repo, branch, "Spark: raw_events", {RUN_ID_KEY: context.run.run_id})
     return dg.MaterializeResult(
         metadata={
+            # by commit: still resolves once the run branch is merged and deleted
             "graveler/uri": dg.MetadataValue.path(
-                f"graveler://{repo.name}/{branch}/{EVENTS_PREFIX}/"
+                f"graveler://{repo.name}/{commit.id}/{EVENTS_PREFIX}/"
             ),
             "graveler/commit": commit.id,
             "files": files,

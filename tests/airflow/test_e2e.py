@@ -177,7 +177,7 @@ def scenario(
 def _publications(repo: Repository) -> dict[str, list[str]]:
     """Merge commits on main's first-parent history, by the run identity they carry."""
     found: dict[str, list[str]] = {}
-    for commit in repo.log("main"):
+    for commit in repo.log("main", first_parent=True):
         run = commit.metadata.get(runs.RUN_KEY)
         if run is not None:
             found.setdefault(run, []).append(commit.id)
@@ -266,7 +266,7 @@ def test_the_deferred_sensor_resumed_with_the_commit_holding_the_object(
     seen = deployment.xcom("e2e_sensor", "s-1", "wait_for_signal")
     repo = lake.repository("e2e")
     assert repo.stat(seen, "signals/ready.csv").size == 3
-    assert seen in [c.id for c in repo.log("main")]
+    assert seen in [c.id for c in repo.log("main", first_parent=True)]
 
 
 def test_orchestrator_and_main_agree(

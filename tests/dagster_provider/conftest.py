@@ -4,6 +4,8 @@ sensors against the instance's run records."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -93,7 +95,13 @@ def evaluate_run_sensor(
 
 @pytest.fixture(scope="package")
 def spark() -> Iterator[Any]:
-    """One local Spark session for the whole test session (2 cores, no UI)."""
+    """One local Spark session for the whole test session (2 cores, no UI). Its Python
+    workers run this interpreter with this checkout on their path (they do not see the
+    editable install's import hook)."""
+    root = Path(__file__).resolve().parents[2]
+    paths = [str(root), str(root / "providers"), os.environ.get("PYTHONPATH", "")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
     session = (

@@ -69,7 +69,8 @@ def _exists(repo: Repository, path: str) -> bool:
 def _passed(repo: Repository, match: str, count: int) -> bool:
     if sum(match in b.name for b in repo.list_branches()) >= count:
         return True
-    return any(match in c.metadata.get(runs.RUN_KEY, "") for c in repo.log("main", amount=50))
+    recent = repo.log("main", amount=50, first_parent=True)
+    return any(match in c.metadata.get(runs.RUN_KEY, "") for c in recent)
 
 
 with (
