@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS ?= dev,s3,postgres,airflow,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs
+EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
 .PHONY: venv test test-fast stress lint typecheck postgres demo tour bench docs docs-serve clean

@@ -13,7 +13,7 @@ REPOSITORY_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
 #: starting with a letter, a digit or ``_``. No look-alikes (zero-width, bidi, fullwidth or
 #: combining characters) and no ``/``, which no ``graveler://`` URI could address.
 REF_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
-#: Tags may also hold ``.`` (``v1.0``), but not ``..`` and not as the last character.
+#: Tags may also hold ``.`` (``v1.0``), but not ``..``, not last and not as ``.lock`` at the end.
 TAG_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_-])?")
 COMMIT_ID = re.compile(r"[0-9a-f]{64}")
 _REF_FORBIDDEN = re.compile(r"[~^@$:\s\\?*\[\x00-\x1f\x7f]")
@@ -37,7 +37,7 @@ def branch_name(name: str) -> str:
 
 def tag_name(name: str) -> str:
     """``name`` unchanged if a new tag may have it (:data:`TAG_NAME`), else InvalidName."""
-    return _new_ref_name(name, "tag", TAG_NAME, ", '.' (not '..', not last)")
+    return _new_ref_name(name, "tag", TAG_NAME, ", '.' (not '..', not last, not in a '.lock' ending)")
 
 
 def _new_ref_name(name: str, what: str, rule: re.Pattern[str], extra: str) -> str:
@@ -47,7 +47,7 @@ def _new_ref_name(name: str, what: str, rule: re.Pattern[str], extra: str) -> st
         problem = "it is empty"
     elif len(name) > MAX_NAME_LENGTH:
         problem = f"it is longer than {MAX_NAME_LENGTH} characters"
-    elif not rule.fullmatch(name) or ".." in name:
+    elif not rule.fullmatch(name) or ".." in name or name.endswith(".lock"):
         problem = (
             f"use only ASCII letters, digits, '_' and '-'{extra}, starting with a letter, "
             "a digit or '_'"

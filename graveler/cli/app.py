@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = rs.add_parser("delete", help="delete a repository's refs (object data is kept)")
     d.add_argument("uri", metavar="graveler://REPO")
 
-    br = sub.add_parser("branch", help="create, list, delete, reset and protect branches")
+    br = sub.add_parser("branch", help="create, list, delete, reset, protect and prune branches")
     bs = br.add_subparsers(dest="action", required=True, parser_class=_Parser)
     c = bs.add_parser("create", help="create a branch from a ref")
     c.add_argument("uri", metavar="graveler://REPO/BRANCH")
@@ -72,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     bs.add_parser("protect", help="allow merges only").add_argument(
         "uri", metavar="graveler://REPO/BRANCH"
     )
+    pr = bs.add_parser("prune", help="delete kept run branches idle for longer than an age")
+    pr.add_argument("uri", metavar="graveler://REPO")
+    pr.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 90m, 12h, 7d, 2w")
+    pr.add_argument("--prefix", required=True, help="run branch name prefix, e.g. airflow-")
+    pr.add_argument("--dry-run", action="store_true", help="list them, delete nothing")
 
     tag = sub.add_parser("tag", help="create, list and delete tags")
     ts = tag.add_subparsers(dest="action", required=True, parser_class=_Parser)

@@ -148,7 +148,9 @@ def assert_agreement(dep: Deployment, lake: Any) -> None:
     instance = dep.instance
     assert instance is not None
     merged = Counter(
-        c.metadata[runs.RUN_KEY] for c in lake.log("main", first_parent=True) if runs.RUN_KEY in c.metadata
+        c.metadata[runs.RUN_KEY]
+        for c in lake.log("main", first_parent=True)
+        if runs.RUN_KEY in c.metadata
     )
     heads = {c.metadata.get(runs.RUN_KEY): c.id for c in lake.log("main", first_parent=True)}
     for run in instance.get_runs():

@@ -42,7 +42,11 @@ def broken(orders: pd.DataFrame) -> None:
 
 
 def merges_into_main(repo: Any, run_id: str) -> list[Any]:
-    return [c for c in repo.log("main", first_parent=True) if c.metadata.get(runs.RUN_KEY) == f"dagster/{run_id}"]
+    return [
+        c
+        for c in repo.log("main", first_parent=True)
+        if c.metadata.get(runs.RUN_KEY) == f"dagster/{run_id}"
+    ]
 
 
 def loaded_uri(result: dg.ExecuteInProcessResult, asset: str) -> str:
