@@ -37,7 +37,7 @@ def branch_name(name: str) -> str:
 
 def tag_name(name: str) -> str:
     """``name`` unchanged if a new tag may have it (:data:`TAG_NAME`), else InvalidName."""
-    return _new_ref_name(name, "tag", TAG_NAME, ", '.' (not '..', not last, not in a '.lock' ending)")
+    return _new_ref_name(name, "tag", TAG_NAME, ", '.' (not '..', not last, no '.lock' end)")
 
 
 def _new_ref_name(name: str, what: str, rule: re.Pattern[str], extra: str) -> str:
