@@ -25,7 +25,6 @@ any Python writer).
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
@@ -42,22 +41,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _session() -> Any:
     """A local[2] session whose driver and Python workers import this checkout's code."""
-    ours = [str(ROOT), str(ROOT / "providers")]
-    sys.path[:0] = [p for p in ours if p not in sys.path]
-    os.environ["PYTHONPATH"] = os.pathsep.join([*ours, os.environ.get("PYTHONPATH", "")])
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    sys.path[:0] = [p for p in (str(ROOT / "providers"),) if p not in sys.path]
+    from graveler_spark import spark_session
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("graveler-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
+    return spark_session(
+        "local[2]",
+        app_name="graveler-bench",
+        config={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"},
+        pythonpath=[str(ROOT), str(ROOT / "providers")],
+        log_level="ERROR",
     )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
 
 
 def _floor_source() -> type:

@@ -6,7 +6,12 @@
 * :func:`write_native` / :func:`native_write`: run any Spark writer (csv, json, parquet...)
   into a local namespace and link the files it produced in one transaction;
   :func:`read_native`: Spark's own reader over a ref's physical files;
-* :func:`collect_garbage_spark`: garbage collection whose executors read range files.
+* :func:`collect_garbage_spark`: garbage collection whose executors read range files;
+* :func:`spark_session`: a session whose Python workers can run all of the above.
+
+Settings (store endpoint, credentials...) are resolved once on the driver and sent to every
+executor with the job: :mod:`graveler_spark.settings`. ``docs/spark-cluster.md`` covers
+clusters.
 
 Registration: installing the package makes the format available to every Spark session, through
 PySpark's static lookup of top-level ``pyspark_*`` modules exposing ``DefaultSource`` (our
@@ -27,6 +32,8 @@ if TYPE_CHECKING:
     from graveler_spark.datasource import GravelerDataSource
     from graveler_spark.gc import collect_garbage_spark
     from graveler_spark.native import native_write, read_native, write_native
+    from graveler_spark.session import spark_session
+    from graveler_spark.storage import NamespaceNotShared
 
 FORMAT_NAME = "graveler"
 
@@ -36,16 +43,20 @@ _EXPORTS = {
     "native_write": "graveler_spark.native",
     "read_native": "graveler_spark.native",
     "write_native": "graveler_spark.native",
+    "spark_session": "graveler_spark.session",
+    "NamespaceNotShared": "graveler_spark.storage",
 }
 
 __all__ = [
     "FORMAT_NAME",
     "GravelerDataSource",
+    "NamespaceNotShared",
     "activate",
     "collect_garbage_spark",
     "native_write",
     "read_native",
     "register",
+    "spark_session",
     "write_native",
 ]
 
@@ -59,14 +70,17 @@ def register(
 ) -> type[GravelerDataSource]:
     """Register the ``graveler`` format on ``spark`` (replacing the automatic registration).
 
-    The given settings become defaults of every read and write (options still win); without
-    them the data source uses its options and then ``GRAVELER_HOME`` /
-    ``GRAVELER_DATABASE_URL`` from the environment of the Spark driver."""
+    The given settings, over the S3A keys of ``spark``'s configuration
+    (``spark.hadoop.fs.s3a.*``), become defaults of every read and write: options win over
+    them, and they win over the environment of the Spark driver (see
+    :mod:`graveler_spark.settings`)."""
     from graveler_spark.datasource import GravelerDataSource
+    from graveler_spark.settings import spark_settings
 
-    defaults = ClientSettings(
+    explicit = ClientSettings(
         home=home, database_url=database_url, store_options=dict(store_options or {})
     )
+    defaults = explicit.over(spark_settings(spark))
     source: type[GravelerDataSource] = GravelerDataSource
     if defaults != ClientSettings():
         # A subclass per binding; cloudpickle ships it by value to Spark's Python workers.

@@ -94,15 +94,16 @@ def evaluate_run_sensor(
 @pytest.fixture(scope="package")
 def spark() -> Iterator[Any]:
     """One local Spark session for the whole test session (2 cores, no UI)."""
-    from pyspark.sql import SparkSession
+    from graveler_spark import spark_session
 
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("graveler-dagster-tests")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
+    session = spark_session(
+        "local[2]",
+        app_name="graveler-dagster-tests",
+        config={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.ui.enabled": "false",
+            "spark.driver.memory": "1g",
+        },
     )
     yield session
     session.stop()
