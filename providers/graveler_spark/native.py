@@ -154,15 +154,15 @@ def _write_and_stage(
 def _check_produced(directory: str, produced: list[str], reported: int | None) -> None:
     """Raise NamespaceNotShared unless the driver sees the files the write produced."""
     where = spark_path(directory)
-    if not produced:
-        raise NamespaceNotShared(
-            f"the write finished but the driver sees no data file in {where}, so nothing "
-            f"was staged (a Spark write always produces at least one): {SHARED_FILESYSTEM}"
-        )
     if reported is not None and reported != len(produced):
         raise NamespaceNotShared(
             f"Spark wrote {reported} data file(s) but the driver sees {len(produced)} in "
             f"{where}; nothing was staged: {SHARED_FILESYSTEM}"
+        )
+    if not produced:
+        raise NamespaceNotShared(
+            f"the write finished but the driver sees no data file in {where}, so nothing "
+            f"was staged (a Spark write always produces at least one): {SHARED_FILESYSTEM}"
         )
 
 
