@@ -116,10 +116,8 @@ class StandaloneCluster:
         if self.private_dir is not None:
             self.private_dir.mkdir(parents=True, exist_ok=True)
             mount = 'mount -t tmpfs -o size=512m tmpfs "$1" && shift && exec "$@"'
-            command = ["unshare", "-m", "--propagation", "private", "sh", "-c", mount, "sh"] + [
-                str(self.private_dir),
-                *command,
-            ]
+            unshare = ["unshare", "-m", "--propagation", "private", "sh", "-c", mount, "sh"]
+            command = [*unshare, str(self.private_dir), *command]
         self.worker_processes.append(_spawn(f"worker-{n}", command, env, self.root))
 
     def _class(self, role: str) -> list[str]:

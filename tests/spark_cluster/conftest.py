@@ -105,7 +105,9 @@ def s3_client(endpoint: str) -> Any:
 
 
 @pytest.fixture(scope="package")
-def lake(moto_endpoint: str, pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lake]:
+def lake(
+    moto_endpoint: str, pg_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Lake]:
     with pytest.MonkeyPatch.context() as env:
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
             env.delenv(name, raising=False)

@@ -159,9 +159,7 @@ def test_killing_an_executor_mid_write_loses_and_duplicates_nothing(
     assert step["read"] == step["source"] and step["source"][0] == KILL_ROWS
     assert commits_since(run.repo, "etl", "survived") == ["survived"]
     app = finished(run, "app")["id"]
-    executors = [
-        d for n in range(cluster.workers) for d in (cluster.worker_dir(n) / app).glob("*")
-    ]
+    executors = [d for n in range(cluster.workers) for d in (cluster.worker_dir(n) / app).glob("*")]
     assert len(executors) >= 3  # the killed executor was replaced
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from graveler_spark.submit import CLI_SCRIPT
 
 from graveler.gc import RetentionRules, collect_garbage
 from graveler.repository import Repository
-from graveler_spark.submit import CLI_SCRIPT
 from tests.spark_cluster.cluster import StandaloneCluster, Submitted, run_logged
 from tests.spark_cluster.conftest import (
     ACCESS_KEY,

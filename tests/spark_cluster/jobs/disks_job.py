@@ -16,11 +16,11 @@ import os
 import sys
 from typing import Any
 
+from graveler_spark import read_native, write_native
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from graveler import Graveler
-from graveler_spark import read_native, write_native
 
 
 def table(spark: SparkSession, rows: int) -> DataFrame:
