@@ -4,10 +4,10 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS ?= dev,s3,postgres,airflow,dagster,spark,fsspec,dataframes,bench
+EXTRAS ?= dev,s3,postgres,airflow,dagster,spark,fsspec,dataframes,bench,docs
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv test test-fast stress lint typecheck postgres demo tour bench clean
+.PHONY: venv test test-fast stress lint typecheck postgres demo tour bench docs docs-serve clean
 
 venv: $(STAMP)
 
@@ -37,10 +37,10 @@ test-fast: venv
 	$(PY) -m pytest -q -x -p no:cacheprovider -m 'not slow'
 
 lint: venv
-	$(PY) -m ruff check graveler tests benchmarks providers dags_examples
+	$(PY) -m ruff check graveler tests benchmarks providers dags_examples docs/hooks
 	$(PY) -m mypy
 	$(PY) -m mypy --ignore-missing-imports providers/graveler_airflow providers/graveler_dagster \
-		providers/graveler_spark providers/graveler_fsspec providers/pyspark_graveler
+		providers/graveler_spark providers/graveler_fsspec providers/pyspark_graveler docs/hooks
 
 # The example Airflow DAG (dags_examples/airflow), run end to end by Airflow under ./.demo.
 demo: venv
@@ -50,8 +50,15 @@ demo: venv
 tour: venv
 	$(PY) -m graveler.demo
 
+# The documentation site (MkDocs Material + mkdocstrings) into ./site; any warning fails it.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
+docs-serve: venv
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve
+
 bench: venv
 	$(PY) -m benchmarks committed
 
 clean:
-	rm -rf $(VENV) .graveler .graveler-demo .demo .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) site .graveler .graveler-demo .demo .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -95,11 +95,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="write all results as JSON")
     parser.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
     parser.add_argument("--postgres-url", default=None, help="PostgreSQL for the staging suite")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="check the arguments, print the plan, run nothing"
+    )
     args = parser.parse_args(argv)
     suites = args.suites or list(SUITES)
     unknown = [s for s in suites if s not in SUITES and s not in ENGINE_SUITES]
     if unknown:
         parser.error(f"unknown suite(s) {', '.join(unknown)}")
+    if args.dry_run:
+        sizes = [parse_size(s) for s in (args.sizes or f"10k,{args.scale}").split(",")]
+        print(f"would run {', '.join(suites)} at scale {args.scale} (engine sizes {sizes})")
+        return 0
     n = SCALES[args.scale]
     results: dict[str, Any] = {"scale": args.scale, "machine": machine(), "suites": {}}
     started = time.perf_counter()

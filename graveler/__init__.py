@@ -7,9 +7,10 @@
     repo.commit("main", "first data")
 
 The public API is the names below plus the modules :mod:`graveler.errors`, :mod:`graveler.uri`,
-:mod:`graveler.config`, :mod:`graveler.gc`, :mod:`graveler.objectstore` and
-:mod:`graveler.database`; everything else is internal and may change. The integrations in
-``providers/`` use nothing else (``tests/test_layering.py`` checks it).
+:mod:`graveler.config`, :mod:`graveler.gc`, :mod:`graveler.objectstore`, :mod:`graveler.extras`,
+:mod:`graveler.runs` and :mod:`graveler.database`; everything else is internal and may
+change. The integrations in ``providers/`` use nothing else (``tests/test_layering.py`` checks
+it).
 
 Top-level names are imported lazily so that ``import graveler`` stays cheap.
 """
@@ -23,14 +24,19 @@ if TYPE_CHECKING:
     from graveler.client import Graveler
     from graveler.committed.merge import MergeStrategy
     from graveler.config import ClientSettings
+    from graveler.conflicts import ConflictResolver, KeyConflict, Resolution
     from graveler.entry import ObjectEntry
     from graveler.errors import GravelerError
+    from graveler.hookevents import HookEvent, HookResult, HookRun
+    from graveler.hooks.registry import HookRegistry
+    from graveler.hooks.runners import HookContext
     from graveler.listing import ListingPage
-    from graveler.model import Branch, Commit, RangeSettings, ResolvedRef, Tag
+    from graveler.model import Branch, Commit, MergeResult, RangeSettings, ResolvedRef, Tag
     from graveler.model import Repository as RepositoryInfo
     from graveler.objects import DATA_PREFIX, new_physical_address
     from graveler.operations import ChangeType, Difference
     from graveler.repository import Repository
+    from graveler.runs import Publication, Run
     from graveler.transaction import Transaction
     from graveler.uri import GravelerURI
     from graveler.writes import EntryAttributes
@@ -39,6 +45,7 @@ _EXPORTS = {
     "Branch": "graveler.model",
     "ChangeType": "graveler.operations",
     "ClientSettings": "graveler.config",
+    "ConflictResolver": "graveler.conflicts",
     "Commit": "graveler.model",
     "DATA_PREFIX": "graveler.objects",
     "Difference": "graveler.operations",
@@ -46,12 +53,22 @@ _EXPORTS = {
     "Graveler": "graveler.client",
     "GravelerError": "graveler.errors",
     "GravelerURI": "graveler.uri",
+    "HookContext": "graveler.hooks.runners",
+    "HookEvent": "graveler.hookevents",
+    "HookRegistry": "graveler.hooks.registry",
+    "HookResult": "graveler.hookevents",
+    "HookRun": "graveler.hookevents",
+    "KeyConflict": "graveler.conflicts",
     "ListingPage": "graveler.listing",
+    "MergeResult": "graveler.model",
     "MergeStrategy": "graveler.committed.merge",
+    "Publication": "graveler.runs",
+    "Run": "graveler.runs",
     "ObjectEntry": "graveler.entry",
     "RangeSettings": "graveler.model",
     "Repository": "graveler.repository",
     "RepositoryInfo": ("graveler.model", "Repository"),
+    "Resolution": "graveler.conflicts",
     "ResolvedRef": "graveler.model",
     "Tag": "graveler.model",
     "Transaction": "graveler.transaction",
@@ -64,18 +81,29 @@ __all__ = [
     "ChangeType",
     "ClientSettings",
     "Commit",
+    "ConflictResolver",
     "Difference",
     "EntryAttributes",
     "Graveler",
     "GravelerError",
     "GravelerURI",
+    "HookContext",
+    "HookEvent",
+    "HookRegistry",
+    "HookResult",
+    "HookRun",
+    "KeyConflict",
     "ListingPage",
+    "MergeResult",
     "MergeStrategy",
     "ObjectEntry",
+    "Publication",
     "RangeSettings",
     "Repository",
     "RepositoryInfo",
+    "Resolution",
     "ResolvedRef",
+    "Run",
     "Tag",
     "Transaction",
     "new_physical_address",

@@ -11,6 +11,9 @@ the environment; every key is described in :mod:`graveler.config`):
 * ``cache_ram_bytes``, ``cache_disk_bytes``: tree cache budgets.
 * ``store_options``: S3 options (endpoint_url, region, credentials, ...) for ``s3://``
   namespaces; boto3's own credential chain applies where none are given.
+* ``hooks``: a :class:`~graveler.hooks.registry.HookRegistry` of Python hooks for every
+  repository of this client (installed ``graveler.hooks`` entry points add theirs);
+  ``hook_modules`` / ``hook_urls`` settings say what action files may run.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_setting
 from graveler.config import ClientSettings
 from graveler.context import CommitCache, RepositoryParts
 from graveler.errors import AlreadyExists, InvalidArgument
+from graveler.external import ExternalStores
+from graveler.hooks.dispatch import HookDispatcher
+from graveler.hooks.registry import HookRegistry
+from graveler.hooks.runners import HookPolicy
 from graveler.model import EMPTY_METARANGE_ID, Branch, RangeSettings
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore import ObjectStore, open_object_store
@@ -56,6 +63,7 @@ class Graveler:
         cache_disk_bytes: int | None = None,
         store_options: Mapping[str, Any] | None = None,
         settings: ClientSettings | None = None,
+        hooks: HookRegistry | None = None,
     ) -> None:
         explicit = ClientSettings(
             home=None if home is None else os.fspath(home),
@@ -76,6 +84,8 @@ class Graveler:
         )
         self.store_options = dict(self.settings.store_options)
         self.commit_cache: CommitCache = CommitCache(COMMIT_CACHE_SIZE)
+        self.hooks = HookDispatcher(_copy(hooks), self.metadata, _policy(self.settings))
+        self.external = ExternalStores(self.store_options)
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -133,7 +143,14 @@ class Graveler:
         store = self.object_store(info.storage_namespace)
         committed = CommittedManager(store, self.cache, info.range_settings)
         parts = RepositoryParts(
-            self.metadata, self.metadata, store, committed, self.commit_cache, self.settings
+            self.metadata,
+            self.metadata,
+            store,
+            committed,
+            self.commit_cache,
+            self.settings,
+            self.hooks,
+            self.external,
         )
         return Repository(info, parts)
 
@@ -166,6 +183,19 @@ def _normalize_namespace(uri: str) -> str:
             f"unsupported storage namespace {uri!r}: use file://, s3:// or mem://"
         )
     return uri.rstrip("/")
+
+
+def _copy(hooks: HookRegistry | None) -> HookRegistry:
+    """A registry of its own for the client (entry points are added to it, not to the
+    caller's)."""
+    registry = HookRegistry()
+    if hooks is not None:
+        registry.extend(hooks)
+    return registry
+
+
+def _policy(settings: ClientSettings) -> HookPolicy:
+    return HookPolicy(tuple(settings.hook_modules or ()), tuple(settings.hook_urls or ()))
 
 
 def _budget(value: int | None, default: int) -> int:

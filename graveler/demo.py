@@ -66,7 +66,7 @@ def pipeline_run(repo: Repository, raw: str) -> None:
         print(f"    {d.type.value:8} {d.path}")
     step(f"Merge {run_branch} into main")
     merged = repo.merge(run_branch, "main", fast_forward=False, metadata={"run": run_branch})
-    print(f"    main is now at {merged.id[:12]}")
+    print(f"    main is now at {merged.commit.id[:12]}")
     repo.delete_branch(run_branch)
 
 

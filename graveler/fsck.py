@@ -10,7 +10,8 @@ A **problem** makes the repository unclean:
   (first key, last key, count). Tree files are read from the store itself, never from a cache;
 * a committed or staged entry does not decode, or its physical object is missing or has another
   size than recorded (with ``verify_objects``, also: its bytes do not hash to the recorded
-  SHA-256).
+  SHA-256). Imported objects (external addresses, outside the namespace) are checked the same
+  way where they live.
 
 **Dangling** things are reported but are not problems: objects and tree files that nothing
 reachable or staged references (left by interrupted writes, by deleted branches, or waiting for
@@ -41,10 +42,11 @@ from graveler.committed.files import (
     decode_range_file,
 )
 from graveler.committed.record import RangeInfo
-from graveler.errors import CorruptFile, ObjectNotFound
+from graveler.errors import CorruptFile, InvalidArgument, ObjectNotFound, StorageError
 from graveler.gc.mark import tree_file_id
 from graveler.model import EMPTY_METARANGE_ID, Commit
 from graveler.objectstore.local import TMP_PREFIX, LocalObjectStore
+from graveler.objectstore.port import ObjectStore
 from graveler.staging import branch_tokens
 
 if TYPE_CHECKING:
@@ -127,6 +129,7 @@ class _Checker:
         self.report = FsckReport(repo.name, repo.info.storage_namespace)
         self.tree_files: set[str] = set()
         self.references: dict[str, _Reference] = {}
+        self.external: dict[str, _Reference] = {}  # imported objects, by full URI
 
     def problem(self, kind: ProblemKind, subject: str, detail: str) -> None:
         self.report.problems.append(Problem(kind, subject, detail))
@@ -225,9 +228,9 @@ class _Checker:
             except CorruptFile as exc:
                 self.problem(ProblemKind.BAD_ENTRY, _show(key), f"{where}: {exc}")
                 continue
-            if e.physical_address not in self.references:
-                ref = _Reference(e.size, e.checksum, f"{e.path!r} {where}")
-                self.references[e.physical_address] = ref
+            refs = self.external if e.external else self.references
+            if e.physical_address not in refs:
+                refs[e.physical_address] = _Reference(e.size, e.checksum, f"{e.path!r} {where}")
 
     def _check_staging(self, branch: str, tokens: Iterable[str]) -> None:
         self._reference_all(self._staged_values(tokens), f"staged on branch {branch!r}")
@@ -253,6 +256,8 @@ class _Checker:
                 self.report.dangling_objects.append(key)
         for address in sorted(self.references):
             self._check_object(address, self.references[address], present.get(address))
+        for address in sorted(self.external):
+            self._check_external(address, self.external[address])
         if isinstance(self.store, LocalObjectStore):
             self.report.temporary_files = _temporary_files(self.store.root)
 
@@ -276,10 +281,28 @@ class _Checker:
                     f"{ref.checksum[:16]}... recorded",
                 )
 
-    def _sha256(self, address: str) -> str | None:
+    def _check_external(self, address: str, ref: _Reference) -> None:
+        """An imported object, outside the namespace: it must exist with its size (and,
+        when verifying, its SHA-256). Its store may be unreachable: that is a missing object."""
+        try:
+            store, key = self.repo.external.locate(address)
+            size: int | None = store.stat(key).size
+        except (ObjectNotFound, StorageError, InvalidArgument):
+            size = None
+        if size is None or size != ref.size or not self.verify_objects:
+            self._check_object(address, ref, size)
+            return
+        self.report.objects += 1
+        actual = self._sha256(key, store)
+        if actual is not None and actual != ref.checksum:
+            self.problem(
+                ProblemKind.OBJECT_CHECKSUM, address, f"imported object of {ref.where} changed"
+            )
+
+    def _sha256(self, address: str, store: ObjectStore | None = None) -> str | None:
         digest = hashlib.sha256()
         try:
-            with self.store.open(address) as fh:
+            with (store or self.store).open(address) as fh:
                 while chunk := fh.read(_HASH_CHUNK):
                     digest.update(chunk)
         except ObjectNotFound:

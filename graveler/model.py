@@ -80,8 +80,23 @@ class StagedEntry:
 
 @dataclass(frozen=True, slots=True)
 class ResolvedRef:
-    """What a ref expression points at. ``branch`` is set for a plain branch name, whose reads
-    include the branch's staged changes."""
+    """What a ref expression points at. ``branch`` is set for a plain branch name (and for
+    ``branch$``), whose reads include the branch's staged changes. ``view`` is the branch
+    modifier the expression used: ``"@"`` (committed state only, ``branch`` unset), ``"$"``
+    (explicitly the staged view), or None."""
 
     commit: Commit
     branch: Branch | None = None
+    view: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """A merge that landed on its destination branch: the head before it (``before``) and the
+    new head (``commit``): a new merge commit, or for a fast-forward the source commit itself.
+    Both come from the compare-and-swap that moved the branch, so no caller needs to read the
+    head separately (which could race with other writers)."""
+
+    before: Commit
+    commit: Commit
+    fast_forward: bool = False

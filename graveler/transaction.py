@@ -11,12 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import BinaryIO
 
-from graveler import branches, operations, reads, writes
+from graveler import branches, reads, runs, writes
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
-from graveler.errors import GravelerError, NoChanges
+from graveler.errors import GravelerError, MergeConflict
 from graveler.listing import ListingPage
 from graveler.model import Commit
 
@@ -63,31 +64,35 @@ def transaction(
     committer: str | None = None,
     branch: str | None = None,
 ) -> Iterator[Transaction]:
+    """The body runs against a fresh branch from ``base``; see the module docstring. Built
+    on :mod:`graveler.runs`: the transaction is a run whose identity is its branch name."""
     name = branch or f"tx-{uuid.uuid4().hex[:12]}"
+    run = runs.Run(identity=f"transaction/{name}", branch=name, into=base)
+    started = datetime.now(UTC)
     branches.create_branch(repo, name, base)
     tx = Transaction(repo, name, base)
     try:
         yield tx
     except BaseException:
-        branches.delete_branch(repo, name)
+        runs.discard(repo, run)
         raise
     text = message or f"Transaction {name}"
-    try:
-        operations.commit(repo, name, text, metadata=metadata, committer=committer)
-    except NoChanges:
-        branches.delete_branch(repo, name)
+    if runs.commit_pending(repo, run, text, metadata=metadata, committer=committer) is None:
+        runs.discard(repo, run)
         return
     try:
-        tx.commit = operations.merge(
+        published = runs.publish(
             repo,
-            name,
-            base,
-            strategy=strategy,
-            message=text,
+            run,
+            text,
             metadata=metadata,
             committer=committer,
+            strategy=strategy,
+            since=started,
+            fast_forward=True,
         )
     except GravelerError as exc:
-        exc.add_note(f"the transaction's writes are kept on branch {name!r} for inspection")
+        if not isinstance(exc, MergeConflict):  # runs.publish notes a conflict itself
+            exc.add_note(f"the transaction's writes are kept on branch {name!r} for inspection")
         raise
-    branches.delete_branch(repo, name)
+    tx.commit = published.merge.commit if published.merge is not None else None

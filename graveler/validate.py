@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from graveler.errors import InvalidKey, InvalidName
 
 REPOSITORY_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
-_REF_FORBIDDEN = re.compile(r"[~^:\s\\?*\[\x00-\x1f\x7f]")
+_REF_FORBIDDEN = re.compile(r"[~^@$:\s\\?*\[\x00-\x1f\x7f]")
 MAX_KEY_BYTES = 1024
 MAX_NAME_LENGTH = 256
 
@@ -40,7 +40,7 @@ def _ref_name(name: str, what: str) -> str:
     elif not _is_utf8(name):
         problem = "it is not valid UTF-8 text"
     elif _REF_FORBIDDEN.search(name):
-        problem = "it contains '~', '^', ':', whitespace or another forbidden character"
+        problem = "it contains '~', '^', '@', '$', ':', whitespace or another forbidden character"
     elif ".." in name or "@{" in name:
         problem = "it contains '..' or '@{'"
     elif name.startswith(("-", "/", ".")) or name.endswith(("/", ".", ".lock")):

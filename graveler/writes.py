@@ -16,7 +16,7 @@ from graveler import entry as entries
 from graveler import validate
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
-from graveler.errors import ProtectedBranch
+from graveler.errors import InvalidArgument, ProtectedBranch
 from graveler.model import Branch, StagedEntry
 from graveler.objects import HashingReader, new_physical_address, normalize_address
 from graveler.reads import stat
@@ -128,6 +128,10 @@ def stage_entries(
             yield StagedEntry(validate.object_key(path), None, None)
         for e in items:
             validate.object_key(e.path)
+            if e.external:
+                raise InvalidArgument(
+                    f"entry {e.path!r} has an external address; only import creates those"
+                )
             count += 1
             yield e.to_staged()
 

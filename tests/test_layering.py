@@ -1,10 +1,12 @@
-"""Architecture rules (docs/architecture.md), checked on the source:
+"""Architecture rules, checked on the source (docs/architecture.md, "What the tests enforce"):
 
 * nothing under graveler/ imports an orchestrator, Spark, or a provider package;
 * only backends import SQLAlchemy/Alembic (graveler/refs), boto3/botocore
   (graveler/objectstore/s3.py) or rocksdict (graveler/sstable/writer.py);
 * no module of graveler/ or of a provider package takes part in an import cycle (every import
   counts: module level, inside functions, and under ``TYPE_CHECKING``);
+* every engine module imports only modules of its own layer or of the layers below it
+  (LAYERS, top to bottom);
 * providers and examples use the public API only: the names of ``graveler.__all__`` and the
   modules listed in PUBLIC_MODULES.
 """
@@ -44,8 +46,10 @@ PUBLIC_MODULES = {
     "graveler.config",
     "graveler.database",
     "graveler.errors",
+    "graveler.extras",
     "graveler.gc",
     "graveler.objectstore",
+    "graveler.runs",
     "graveler.uri",
 }
 #: Known reaches past the facade, each to be removed by the change named beside it.
@@ -167,6 +171,96 @@ def test_the_cycle_finder_finds_cycles():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
+# --- layers ------------------------------------------------------------------------------------
+
+#: The engine's layers, top to bottom, and the modules of each (``pkg.`` covers a package).
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("interfaces", ("graveler.cli.", "graveler.demo")),
+    ("client", ("graveler.client", "graveler.refdump", "graveler.fsck", "graveler.gc.")),
+    ("facade", ("graveler.repository", "graveler.database")),
+    (
+        "versioning",
+        (
+            "graveler.transaction",
+            "graveler.runs",
+            "graveler.imports",
+            "graveler.cherrypick",
+            "graveler.hardreset",
+            "graveler.branches",
+            "graveler.operations",
+            "graveler.conflicts",
+            "graveler.hooks",
+            "graveler.log",
+            "graveler.staged",
+            "graveler.reads",
+            "graveler.writes",
+            "graveler.resolve",
+            "graveler.context",
+            "graveler.staging",
+            "graveler.listing",
+            "graveler.commits",
+            "graveler.refexpr",
+        ),
+    ),
+    (
+        "storage",
+        (
+            "graveler.refs.",
+            "graveler.committed.",
+            "graveler.sstable.",
+            "graveler.objectstore.",
+            "graveler.objects",
+            "graveler.external",
+            "graveler.entry",
+        ),
+    ),
+    (
+        "foundation",
+        (
+            "graveler.model",
+            "graveler.hookevents",
+            "graveler.errors",
+            "graveler.validate",
+            "graveler.config",
+            "graveler.uri",
+            "graveler.keyspace",
+            "graveler.lru",
+            "graveler.extras",
+        ),
+    ),
+]
+
+
+def layer_of(module: str) -> int:
+    """The index of ``module``'s layer in LAYERS (0 is the top)."""
+    for index, (_, members) in enumerate(LAYERS):
+        for member in members:
+            if module == member or module == member.rstrip(".") or module.startswith(member):
+                return index
+    raise AssertionError(f"{module} is in no layer of tests/test_layering.py: place it")
+
+
+ENGINE = {m: deps for m, deps in graph_of(ROOT).items() if m != "graveler"}
+
+
+def upward(graph: dict[str, set[str]], module: str) -> list[str]:
+    """The imports of ``module`` that point to a higher layer."""
+    here = layer_of(module)
+    return sorted(d for d in graph[module] if d != "graveler" and layer_of(d) < here)
+
+
+@pytest.mark.parametrize("module", sorted(ENGINE))
+def test_imports_point_down(module: str):
+    assert not upward(ENGINE, module), f"{module} imports higher layers"
+
+
+def test_the_layer_check_sees_upward_imports():
+    graph = {"graveler.model": {"graveler.repository", "graveler.errors"}}
+    assert upward(graph, "graveler.model") == ["graveler.repository"]
+    with pytest.raises(AssertionError, match="in no layer"):
+        layer_of("graveler.somewhere_new")
+
+
 # --- providers on the public API ---------------------------------------------------------------
 
 CLIENT_SOURCES = sorted(
@@ -185,23 +279,40 @@ def engine_imports(path: Path) -> Iterator[tuple[str, list[str]]]:
                     yield alias.name, []
 
 
-@pytest.mark.parametrize("path", CLIENT_SOURCES, ids=lambda p: str(p.relative_to(TOP)))
-def test_providers_use_the_public_api(path: Path):
-    rel = path.relative_to(PROVIDERS).as_posix() if PROVIDERS in path.parents else ""
+def private_imports(path: Path, rel: str = "") -> list[str]:
+    """What ``path`` imports from graveler beyond the public API."""
+    found = []
     for module, names in engine_imports(path):
         if (rel, module) in PENDING:
             continue
-        if module == "graveler":
-            private = [
-                n
-                for n in names
-                if n not in graveler.__all__
-                and n != "__version__"
-                and f"graveler.{n}" not in PUBLIC_MODULES
-            ]
-            assert not private, f"{path.name} imports {private} from graveler: not exported"
-        else:
-            assert module in PUBLIC_MODULES, f"{path.name} imports {module}: not public API"
+        if module != "graveler":
+            found += [] if module in PUBLIC_MODULES else [module]
+            continue
+        public = {*graveler.__all__, "__version__"}
+        found += [
+            f"graveler.{n}"
+            for n in names
+            if n not in public and f"graveler.{n}" not in PUBLIC_MODULES
+        ]
+    return found
+
+
+@pytest.mark.parametrize("path", CLIENT_SOURCES, ids=lambda p: str(p.relative_to(TOP)))
+def test_providers_use_the_public_api(path: Path):
+    rel = path.relative_to(PROVIDERS).as_posix() if PROVIDERS in path.parents else ""
+    assert not private_imports(path, rel), f"{path.name} reaches past the public API"
+
+
+def test_the_public_api_check_sees_private_imports(tmp_path: Path):
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from graveler import Graveler, validate\n"
+        "from graveler.committed.merge import MergeStrategy\n"
+        "import graveler.refs.schema\n"
+        "from graveler.errors import NoChanges\n"
+    )
+    found = private_imports(probe)
+    assert found == ["graveler.validate", "graveler.committed.merge", "graveler.refs.schema"]
 
 
 def test_public_names_resolve():

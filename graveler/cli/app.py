@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from graveler.cli import commands, maintenance
+from graveler.cli import actions, commands, history, maintenance
 from graveler.cli import gc as gc_command
 from graveler.cli.output import Output
 from graveler.errors import GravelerError
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="SQLAlchemy URL of the refs database (env GRAVELER_DATABASE_URL)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON document per command")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     repo = sub.add_parser("repo", help="create, list and delete repositories")
     rs = repo.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -60,9 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
     bs.add_parser("delete", help="delete a branch").add_argument(
         "uri", metavar="graveler://REPO/BRANCH"
     )
-    r = bs.add_parser("reset", help="drop uncommitted changes")
+    r = bs.add_parser("reset", help="drop uncommitted changes (--hard: also move the head)")
     r.add_argument("uri", metavar="graveler://REPO/BRANCH")
     r.add_argument("--prefix", default=None, help="only changes under this path prefix")
+    r.add_argument(
+        "--hard",
+        default=None,
+        metavar="REF",
+        help="move the branch to REF and drop every uncommitted change",
+    )
     bs.add_parser("protect", help="allow merges only").add_argument(
         "uri", metavar="graveler://REPO/BRANCH"
     )
@@ -84,12 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     fss.add_parser("cat", help="object bytes to stdout").add_argument(
         "uri", metavar="graveler://REPO/REF/PATH"
     )
-    fss.add_parser("stat", help="object metadata").add_argument(
-        "uri", metavar="graveler://REPO/REF/PATH"
-    )
+    st = fss.add_parser("stat", help="object metadata")
+    st.add_argument("uri", metavar="graveler://REPO/REF/PATH")
+    st.add_argument("--staged", action="store_true", help="only what is staged (REF: a branch)")
     ls = fss.add_parser("ls", help="list objects")
     ls.add_argument("uri", metavar="graveler://REPO/REF/[PREFIX]")
     ls.add_argument("--recursive", "-r", action="store_true")
+    ls.add_argument("--staged", action="store_true", help="only what is staged (REF: a branch)")
     rm = fss.add_parser("rm", help="delete objects (staged until commit)")
     rm.add_argument("uri", metavar="graveler://REPO/BRANCH/PATH")
     rm.add_argument("--recursive", "-r", action="store_true")
@@ -99,9 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-m", "--message", required=True)
     c.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
 
-    lg = sub.add_parser("log", help="first-parent history of a ref")
-    lg.add_argument("uri", metavar="graveler://REPO/REF")
-    lg.add_argument("--amount", type=int, default=None)
+    history.add_parsers(sub, bs)
     sub.add_parser("show", help="the commit a ref resolves to").add_argument(
         "uri", metavar="graveler://REPO/REF"
     )
@@ -117,12 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("dest", metavar="graveler://REPO/DEST")
     m.add_argument("--strategy", choices=["dest-wins", "source-wins"], default=None)
     m.add_argument("-m", "--message", default=None)
+    m.add_argument(
+        "--resolver",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="conflict resolver, an installed callable (before --strategy)",
+    )
 
-    rv = sub.add_parser("revert", help="commit the inverse of a commit")
-    rv.add_argument("branch", metavar="graveler://REPO/BRANCH")
-    rv.add_argument("ref", metavar="graveler://REPO/REF")
-    rv.add_argument("--parent-number", type=int, default=None)
-
+    actions.add_parsers(sub)
     maintenance.add_parsers(sub)
     gc_command.add_parser(sub)
     return p

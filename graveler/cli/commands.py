@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from graveler import uri as uris
-from graveler.cli import fs, maintenance
+from graveler.cli import actions, fs, history, maintenance
 from graveler.cli import gc as gc_command
 from graveler.cli.output import Output, branch_doc, diff_doc, repo_doc, tag_doc
 from graveler.cli.shared import (
@@ -19,10 +19,13 @@ from graveler.cli.shared import (
     status,
 )
 from graveler.client import Graveler
+from graveler.conflicts import load_resolver
+from graveler.errors import InvalidArgument
 
 
 def dispatch(args: argparse.Namespace, out: Output) -> int:
-    name = args.command + ("_" + args.action if getattr(args, "action", None) else "")
+    parts = [args.command, getattr(args, "action", None), getattr(args, "runs_action", None)]
+    name = "_".join(p for p in parts if p)
     handler: Handler = HANDLERS[name]
     with Graveler(home=args.home, database_url=args.database_url) as gv:
         return handler(gv, args, out)
@@ -107,6 +110,10 @@ def branch_delete(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 def branch_reset(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, name, _ = ref_uri(gv, a.uri)
+    if a.hard is not None:
+        if a.prefix:
+            raise InvalidArgument("--hard resets the whole branch: drop --prefix")
+        return history.reset_hard(repo, name, a.hard, out)
     repo.reset(name, a.prefix)
     scope = f" under {a.prefix!r}" if a.prefix else ""
     done(out, {"reset": name, "prefix": a.prefix}, f"Uncommitted changes{scope} on {name} dropped")
@@ -159,19 +166,6 @@ def commit(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def log(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
-    repo, ref, _ = ref_uri(gv, a.uri)
-    commits = list(repo.log(ref, a.amount))
-    if out.as_json:
-        from graveler.cli.output import commit_doc
-
-        out.json([commit_doc(c) for c in commits])
-    else:
-        for c in commits:
-            out.commit(c)
-    return 0
-
-
 def show(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, ref, _ = ref_uri(gv, a.uri)
     out.commit(repo.resolve(ref).commit)
@@ -203,16 +197,10 @@ def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 def merge(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, source, _ = ref_uri(gv, a.source)
     dest = same_repo(repo, a.dest)
+    resolver = load_resolver(a.resolver) if a.resolver else None
     with status(out, f"Merging {source} into {dest} ..."):
-        c = repo.merge(source, dest, strategy=a.strategy, message=a.message)
-    out.commit(c, heading=f"Merged {source} into {dest}:")
-    return 0
-
-
-def revert(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
-    repo, branch, _ = ref_uri(gv, a.branch)
-    c = repo.revert(branch, same_repo(repo, a.ref), parent_number=a.parent_number)
-    out.commit(c, heading=f"Reverted on {branch}:")
+        merged = repo.merge(source, dest, strategy=a.strategy, message=a.message, resolver=resolver)
+    out.commit(merged.commit, heading=f"Merged {source} into {dest}:")
     return 0
 
 
@@ -235,11 +223,11 @@ HANDLERS: dict[str, Handler] = {
     "tag_delete": tag_delete,
     **fs.HANDLERS,
     "commit": commit,
-    "log": log,
     "show": show,
     "diff": diff,
     "merge": merge,
-    "revert": revert,
+    **history.HANDLERS,
+    **actions.HANDLERS,
     **maintenance.HANDLERS,
     "gc": gc,
 }

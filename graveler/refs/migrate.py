@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 #: The newest migration shipped with this build (checked against the scripts by a test). When a
 #: database already records it, opening the store skips importing Alembic altogether (~0.3 s).
-HEAD_REVISION = "0001"
+HEAD_REVISION = "0003"
 
 #: Where the migration scripts live (inside the installed package).
 SCRIPT_LOCATION = str(Path(__file__).with_name("migrations"))

@@ -11,6 +11,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from graveler.extras import require_extra
+
+require_extra("airflow", package=__name__)
+
 if TYPE_CHECKING:
     from graveler_airflow.assets.graveler import graveler_asset
     from graveler_airflow.hooks.graveler import GravelerHook

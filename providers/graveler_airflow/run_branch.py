@@ -198,8 +198,10 @@ class GravelerRunBranch:
     :param delete_on_success: delete the run branch after merging (default True).
     :param delete_on_failure: delete the run branch of a run that did not merge (default
         False: it is kept for inspection).
-    :param emit_asset_events, asset_paths, max_asset_events: see
+    :param emit_asset_events: as for
         :class:`~graveler_airflow.operators.graveler.GravelerMergeOperator`.
+    :param asset_paths: as for ``GravelerMergeOperator``.
+    :param max_asset_events: as for ``GravelerMergeOperator``.
     :param branch_prefix: first part of the run branch names (default ``airflow``).
     """
 

@@ -7,6 +7,11 @@
 * :func:`graveler_definitions`: all of the above as ``Definitions`` keyword arguments.
 """
 
+# ruff: noqa: E402 -- the extra is checked before anything imports Dagster
+from graveler.extras import require_extra
+
+require_extra("dagster", package=__name__)
+
 from graveler_dagster.definitions import DefinitionsPieces as DefinitionsPieces
 from graveler_dagster.definitions import graveler_definitions as graveler_definitions
 from graveler_dagster.io_manager import GravelerIOManager as GravelerIOManager

@@ -171,7 +171,7 @@ def merge_run_branch(
             metadata=meta,
             committer="dagster",
             fast_forward=False,
-        )
+        ).commit
     except NoChanges:  # nothing new, or merged by an earlier evaluation
         merged = None
     repo.delete_branch(branch)

@@ -30,7 +30,7 @@ def new_commits(repo: Repository, head: Commit, seen: str, limit: int = 1000) ->
     if head.id == seen:
         return []
     walked: list[Commit] = []
-    for commit in repo.log(head.id, amount=limit):
+    for commit in repo.log(head.id, amount=limit, first_parent=True):
         if commit.id == seen:
             return [NewCommit(c, c.parents[0] if c.parents else None) for c in reversed(walked)]
         walked.append(commit)

@@ -10,6 +10,11 @@ installed. ``lakefs`` is registered too and resolves to lakefs-spec when that is
 (see :mod:`graveler_fsspec.lakefs`).
 """
 
+# ruff: noqa: E402 -- the extra is checked before anything imports fsspec
+from graveler.extras import require_extra
+
+require_extra("fsspec", package=__name__)
+
 from graveler_fsspec.errors import PathExists, PathNotFound, ReadOnlyBranch, ReadOnlyRef
 from graveler_fsspec.filesystem import GravelerFileSystem
 from graveler_fsspec.transaction import GravelerTransaction

@@ -24,7 +24,11 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from graveler import ClientSettings
+from graveler.extras import require_extra
+
+require_extra("spark", package=__name__)
+
+from graveler import ClientSettings  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

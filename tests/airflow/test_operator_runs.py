@@ -38,7 +38,7 @@ def test_before_is_the_old_head_for_a_fast_forward_onto_a_merge_commit(repo):
     repo.merge("side", "feature")  # feature's head is now a merge commit
     merged = _merge(repo, "feature", "main", fast_forward=True)
     assert merged is not None and merged.commit.id == repo.branch("feature").commit_id
-    assert len(merged.commit.parents) == 2 and merged.before == main_before
+    assert len(merged.commit.parents) == 2 and merged.before.id == main_before
 
 
 def test_before_is_the_first_parent_of_a_new_merge_commit(repo):
@@ -47,7 +47,7 @@ def test_before_is_the_first_parent_of_a_new_merge_commit(repo):
     repo.put("feature", "b", b"b")
     repo.commit("feature", "b")
     merged = _merge(repo, "feature", "main", fast_forward=False)
-    assert merged is not None and merged.before == main_before
+    assert merged is not None and merged.before.id == main_before
     assert merged.commit.parents == (main_before, repo.branch("feature").commit_id)
 
 

@@ -90,7 +90,7 @@ def test_concurrent_runs_with_disjoint_writes_both_merge(
     assert two["xcoms"]["run.create_branch:base_commit_id"] == base  # both forked from base
     assert lake.get("main", "a/part-0.csv") == b"a\n"
     assert lake.get("main", "b/part-0.csv") == b"b\n"
-    log = [c.id for c in lake.log("main", amount=2)]
+    log = [c.id for c in lake.log("main", amount=2, first_parent=True)]
     merges = [two["xcoms"]["run.merge:return_value"], one["xcoms"]["run.merge:return_value"]]
     assert log == merges
 

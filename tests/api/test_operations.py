@@ -54,15 +54,19 @@ def test_merge_fast_forward_and_merge_commit(repo):
     repo.create_branch("feature", "main")
     repo.put("feature", "f", b"1")
     f1 = repo.commit("feature", "feature work")
-    head = repo.merge("feature", "main")
-    assert head.id == f1.id  # main was the merge base: fast-forward
+    main_before = repo.branch("main").commit_id
+    result = repo.merge("feature", "main")
+    assert result.commit.id == f1.id and result.fast_forward  # main was the base: fast-forward
+    assert result.before.id == main_before
     repo.put("feature", "f2", b"2")
     repo.commit("feature", "more")
     repo.put("main", "m", b"3")
     m1 = repo.commit("main", "main work")
-    merged = repo.merge("feature", "main", metadata={"who": "ci"})
+    result = repo.merge("feature", "main", metadata={"who": "ci"})
+    merged = result.commit
+    assert result.before == m1 and not result.fast_forward
     assert merged.parents == (m1.id, repo.resolve("feature").commit.id)
-    assert merged.metadata == {"who": "ci"}
+    assert merged.metadata == {"who": "ci", ".lakefs.merge.strategy": "default"}
     assert {e.path for e in repo.iter_objects("main")} == {"base", "f", "f2", "m"}
     with pytest.raises(NoChanges):
         repo.merge("feature", "main")
@@ -72,7 +76,7 @@ def test_no_fast_forward_creates_a_merge_commit(repo):
     repo.create_branch("run", "main")
     repo.put("run", "x", b"1")
     repo.commit("run", "run")
-    head = repo.merge("run", "main", fast_forward=False, metadata={"run_id": "r1"})
+    head = repo.merge("run", "main", fast_forward=False, metadata={"run_id": "r1"}).commit
     assert len(head.parents) == 2 and head.metadata["run_id"] == "r1"
 
 
@@ -122,13 +126,13 @@ def test_revert_a_commit_and_a_merge_commit(repo):
     repo.commit("f", "d")
     repo.put("main", "e", b"1")
     repo.commit("main", "e")
-    merge = repo.merge("f", "main")
+    merge = repo.merge("f", "main").commit
     with pytest.raises(InvalidArgument, match="parent_number"):
         repo.revert("main", merge.id)
     repo.revert("main", merge.id, parent_number=1)
     assert "d" not in {e.path for e in repo.iter_objects("main")}
-    with pytest.raises(InvalidArgument):
-        repo.revert("main", list(repo.log("main"))[-1].id)  # the initial commit
+    with pytest.raises(NoChanges):  # the initial commit is empty (lakeFS: "no changes")
+        repo.revert("main", list(repo.log("main"))[-1].id)
 
 
 def test_reset_all_and_prefix(repo):

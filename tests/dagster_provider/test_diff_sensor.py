@@ -71,7 +71,7 @@ def test_one_run_per_new_commit_touching_the_prefix(
         commit(repo, "feature", "raw/a.csv")
         commit(repo, "feature", "raw/b.csv")
         commit(repo, "main", "reports/q2.csv")
-        merged = repo.merge("feature", "main").id  # a merge commit: one change, one run
+        merged = repo.merge("feature", "main").commit.id  # a merge commit: one change, one run
         assert [r.run_key for r in ticker.tick()] == [merged]
     finally:
         resource.close()

@@ -25,7 +25,7 @@ def build_history(repo: Repository) -> dict[str, str]:
     repo.commit("dev", "dev work")
     repo.put("main", "other.txt", b"o")
     repo.commit("main", "more")
-    merged = repo.merge("dev", "main")
+    merged = repo.merge("dev", "main").commit
     repo.create_branch("feature", "main")
     repo.put("feature", "staged/only.txt", b"staged bytes")
     return {"first": first.id, "merged": merged.id}

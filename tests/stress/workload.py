@@ -158,7 +158,7 @@ def do_merge(repo: Repository, cfg: Config, rng: random.Random, j: Journal, n: i
         source, dest = "main", "stable"
     j.write(op="begin", kind="merge", source=source, dest=dest)
     try:
-        m = repo.merge(source, dest, message=f"{cfg.worker} op {n}: {source} -> {dest}")
+        m = repo.merge(source, dest, message=f"{cfg.worker} op {n}: {source} -> {dest}").commit
     except (NoChanges, BranchMoved) as exc:
         j.write(op="end", kind="merge", outcome=type(exc).__name__)
         return

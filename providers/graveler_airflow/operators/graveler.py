@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import AssetAlias, BaseOperator
@@ -29,7 +28,7 @@ from graveler_airflow.lineage import with_run_metadata
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from graveler import Commit, Repository
+    from graveler import MergeResult, Repository
 
 log = logging.getLogger(__name__)
 
@@ -280,14 +279,6 @@ class GravelerRevertOperator(GravelerBaseOperator):
         return commit.id
 
 
-@dataclass(frozen=True)
-class MergeResult:
-    """A merge that happened: the destination's head before it and the new head."""
-
-    before: str
-    commit: Commit
-
-
 def merge_with_lineage(
     repo: Repository,
     context: Context,
@@ -300,15 +291,9 @@ def merge_with_lineage(
     committer: str,
     fast_forward: bool,
 ) -> MergeResult | None:
-    """Merge with the run lineage in the merge commit; None when ``source`` is already merged.
-
-    ``before`` is the destination head the merge landed on: a merge commit's first parent, or
-    for a fast-forward (the result is the source commit itself, which may be a merge commit
-    too) the head read just before merging."""
-    head = repo.branch(dest).commit_id if fast_forward else None
-    source_id = repo.resolve(source).commit.id if fast_forward else None
+    """Merge with the run lineage in the merge commit; None when ``source`` is already merged."""
     try:
-        commit = repo.merge(
+        return repo.merge(
             source,
             dest,
             strategy=strategy,
@@ -320,9 +305,6 @@ def merge_with_lineage(
     except NoChanges as exc:
         log.info("Nothing to merge: %s", exc)
         return None
-    if head is not None and commit.id == source_id:  # fast-forward: dest now is the source
-        return MergeResult(head, commit)
-    return MergeResult(commit.parents[0], commit)
 
 
 def emit_merge_events(
@@ -336,7 +318,9 @@ def emit_merge_events(
     limit: int,
 ) -> int:
     """Record asset events for what ``merged`` changed on ``dest``; returns how many."""
-    changes = merge_changes(repo, dest, merged.before, merged.commit.id, paths=paths, limit=limit)
+    changes = merge_changes(
+        repo, dest, merged.before.id, merged.commit.id, paths=paths, limit=limit
+    )
     events = context["outlet_events"][alias]
     for change in changes:
         events.add(asset_from_uri(change.uri), extra=change.extra)

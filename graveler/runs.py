@@ -1,0 +1,219 @@
+"""The run-branch lifecycle: one pipeline run writes on its own branch and is published into
+its target exactly once.
+
+A :class:`Run` names the run (``identity``, stable across retries and clears of the same run),
+its branch and its target. The steps, each safe to repeat:
+
+* :func:`open_run` creates the branch (from the target, or another source) or reuses it;
+* :func:`commit_pending` commits what is staged on the branch, if anything;
+* :func:`publish` commits what is pending, merges the branch into the target with the run's
+  identity in the merge commit's metadata (:data:`RUN_KEY`), then deletes the branch;
+* :func:`discard` deletes the branch of a run that will not be published.
+
+Publishing is idempotent per run: before merging, :func:`publish` looks in the target's
+first-parent history for a merge commit carrying this run's identity and returns it instead
+of merging again (``Publication.replayed``), so a retried or cleared publish never merges
+twice unless asked to (``again=True``). A merge conflict keeps the branch (its commits are
+the user's data) and says so in the error.
+
+Orchestrator adapters (Airflow, Dagster), ``Repository.transaction`` and the Spark commit path
+use these functions and add only naming and lineage metadata.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from graveler import branches, operations
+from graveler.commits import first_parent_log, merge_base
+from graveler.context import RepoContext
+from graveler.errors import AlreadyExists, BranchNotFound, MergeConflict, NoChanges, RefNotFound
+from graveler.model import Branch, Commit, MergeResult
+
+#: Commit metadata key holding the identity of the run a merge commit published.
+RUN_KEY = ".graveler.run"
+#: How far back :func:`find_publication` looks when the caller gives no ``since``.
+DEFAULT_SEARCH_DEPTH = 1000
+#: Commits are stamped by the clock of the machine that made them; a search bounded by
+#: ``since`` looks this much further back.
+CLOCK_SKEW = timedelta(minutes=15)
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One pipeline run: ``identity`` is unique per run and the same for every attempt of it
+    (``airflow/<dag>/<run id>``, a Dagster run ID...); ``branch`` is where it writes;
+    ``into`` is the branch it is published into."""
+
+    identity: str
+    branch: str
+    into: str
+
+
+@dataclass(frozen=True, slots=True)
+class Publication:
+    """What :func:`publish` did. ``merge`` is None when there was nothing to publish (no
+    branch, or a branch without changes). ``replayed`` is True when an earlier attempt had
+    already published the run and nothing was merged now; ``branch_kept`` is then True when
+    this attempt wrote something new on the branch, which is kept (never silently dropped)."""
+
+    run: Run
+    merge: MergeResult | None
+    replayed: bool = False
+    branch_kept: bool = False
+
+
+def open_run(repo: RepoContext, run: Run, source: str | None = None) -> tuple[Branch, bool]:
+    """The run's branch, created from ``source`` (default: the target) unless it exists;
+    returns it and whether this call created it. Concurrent calls for one run agree."""
+    with contextlib.suppress(BranchNotFound):
+        return branches.get_branch(repo, run.branch), False
+    try:
+        return branches.create_branch(repo, run.branch, source or run.into), True
+    except AlreadyExists:  # another attempt of the same run won the race
+        return branches.get_branch(repo, run.branch), False
+
+
+def commit_pending(
+    repo: RepoContext,
+    run: Run,
+    message: str,
+    *,
+    metadata: Mapping[str, str] | None = None,
+    committer: str | None = None,
+) -> Commit | None:
+    """Commit what is staged on the run's branch (with the run's identity in the metadata);
+    None when nothing is staged."""
+    meta = {**(metadata or {}), RUN_KEY: run.identity}
+    try:
+        return operations.commit(repo, run.branch, message, metadata=meta, committer=committer)
+    except NoChanges:
+        return None
+
+
+def find_publication(
+    repo: RepoContext, run: Run, *, since: datetime | None = None, depth: int | None = None
+) -> Commit | None:
+    """The commit on the target's first-parent history that published ``run``, or None. The
+    search stops at commits older than ``since`` (when given: the run's start; allowing for
+    :data:`CLOCK_SKEW`) or after ``depth`` commits (default :data:`DEFAULT_SEARCH_DEPTH`)."""
+    head = repo.get_commit(branches.get_branch(repo, run.into).commit_id)
+    limit = depth if depth is not None else DEFAULT_SEARCH_DEPTH
+    horizon = since - CLOCK_SKEW if since is not None else None
+    for commit in first_parent_log(repo.get_commit, head, limit):
+        if horizon is not None and commit.creation_date < horizon:
+            return None
+        if commit.metadata.get(RUN_KEY) == run.identity:
+            return commit
+    return None
+
+
+def publish(
+    repo: RepoContext,
+    run: Run,
+    message: str,
+    *,
+    metadata: Mapping[str, str] | None = None,
+    committer: str | None = None,
+    strategy: str | None = None,
+    since: datetime | None = None,
+    again: bool = False,
+    keep_branch: bool = False,
+    fast_forward: bool = False,
+) -> Publication:
+    """Publish ``run``: commit its pending writes, merge its branch into the target (a merge
+    commit carrying ``metadata`` and the run's identity; with ``fast_forward``, an unchanged
+    target simply moves to the run's last commit), delete the branch (unless
+    ``keep_branch``). Idempotent (see the module docstring); ``again`` merges even when an
+    earlier publication is found. Raises MergeConflict (branch kept), DirtyBranch when the
+    target has uncommitted changes, BranchNotFound when the target does not exist.
+
+    A replayed publication reports ``before`` as the published commit's first parent: exact
+    for a merge commit, the run's base for a fast-forward of a single commit."""
+    if not again:
+        earlier = _replay(repo, run, since)
+        if earlier is not None:
+            return earlier
+    meta = {**(metadata or {}), RUN_KEY: run.identity}
+    try:
+        commit_pending(repo, run, f"{message}: pending writes", metadata=meta, committer=committer)
+        merged = _merge(repo, run, message, meta, committer, strategy, fast_forward)
+    except (BranchNotFound, RefNotFound):
+        branches.get_branch(repo, run.into)  # a missing target is the caller's error
+        merged, vanished = None, True  # no run branch, or a concurrent attempt removed it
+    else:
+        vanished = False
+    if merged is None and not again:
+        earlier = _replay(repo, run, since)  # a concurrent attempt may have just published it
+        if earlier is not None:
+            return earlier
+    if not keep_branch and not vanished:
+        discard(repo, run)
+    return Publication(run, merged)
+
+
+def _merge(
+    repo: RepoContext,
+    run: Run,
+    message: str,
+    meta: dict[str, str],
+    committer: str | None,
+    strategy: str | None,
+    fast_forward: bool,
+) -> MergeResult | None:
+    """Merge the run's branch into its target; None when it holds nothing new."""
+    try:
+        return operations.merge(
+            repo,
+            run.branch,
+            run.into,
+            strategy=strategy,
+            message=message,
+            metadata=meta,
+            committer=committer,
+            fast_forward=fast_forward,
+        )
+    except NoChanges:
+        return None
+    except MergeConflict as exc:
+        exc.add_note(f"the run's writes are kept on branch {run.branch!r}; nothing was published")
+        raise
+
+
+def _replay(repo: RepoContext, run: Run, since: datetime | None) -> Publication | None:
+    """The publication an earlier attempt made, or None. A leftover branch is deleted when
+    everything on it was published; one holding newer writes is kept."""
+    found = find_publication(repo, run, since=since)
+    if found is None:
+        return None
+    kept = _holds_unpublished(repo, run, found)
+    if not kept:
+        discard(repo, run)
+    before = repo.get_commit(found.parents[0])
+    return Publication(run, MergeResult(before, found), replayed=True, branch_kept=kept)
+
+
+def _holds_unpublished(repo: RepoContext, run: Run, published: Commit) -> bool:
+    """Whether the run's branch exists and holds staged writes or commits that ``published``
+    does not contain."""
+    try:
+        branch = branches.get_branch(repo, run.branch)
+    except BranchNotFound:
+        return False
+    if branch.sealed_tokens or repo.staging.count_staged(branch.staging_token):
+        return True
+    head = repo.get_commit(branch.commit_id)
+    base = merge_base(repo.get_commit, head, published)
+    return base is None or base.id != head.id
+
+
+def discard(repo: RepoContext, run: Run) -> bool:
+    """Delete the run's branch and its staged writes; False when there was none."""
+    try:
+        branches.delete_branch(repo, run.branch)
+    except BranchNotFound:
+        return False
+    return True
