@@ -66,7 +66,7 @@ def spark_session(
     if log_level:
         session.sparkContext.setLogLevel(log_level)
     if register and active is None:
-        from graveler_spark import register as register_format
+        from graveler_spark.registration import register as register_format
 
         register_format(session)
     return session

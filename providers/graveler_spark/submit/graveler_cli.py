@@ -1,8 +1,9 @@
-"""The ``graveler`` CLI as a ``spark-submit`` application (see ``graveler_spark.submit``)."""
+"""The ``graveler`` CLI as a ``spark-submit`` application (see ``graveler_spark.submit``).
 
-import sys
+It runs the command line program itself, as ``python -m graveler.cli`` does, with this
+script's arguments."""
 
-from graveler.cli.app import main
+import runpy
 
 if __name__ == "__main__":
-    sys.exit(main())
+    runpy.run_module("graveler.cli", run_name="__main__", alter_sys=True)
