@@ -21,6 +21,9 @@ set-up); one that reads the same N rows from memory as Arrow batches in two part
 no I/O at all (the fastest any Python data source can hand Spark these rows); and one whose
 writer takes the same rows as Arrow batches and discards them (Spark's cost of handing rows to
 any Python writer).
+
+Then the main operations run again on a standalone cluster (``benchmarks/spark_cluster.py``)
+and both sets of figures are printed side by side.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.lake import timed
+from benchmarks.spark_cluster import measure_on_cluster, print_next_to_local
 
 ROUNDS = 7
 TARGET_RATIO = 1.3
@@ -215,6 +219,11 @@ def run(sizes: list[int]) -> dict[str, Any]:
     finally:
         spark.stop()
     _print(row)
+    print("[spark] the same on a standalone cluster (benchmarks/spark_cluster.py) ...", flush=True)
+    with tempfile.TemporaryDirectory(prefix="graveler-bench-cluster-") as tmp:
+        paths = [str(ROOT), str(ROOT / "providers")]
+        row["cluster"] = measure_on_cluster(n, Path(tmp), ROUNDS, operations, paths)
+    print_next_to_local(row)
     return row
 
 

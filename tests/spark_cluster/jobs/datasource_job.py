@@ -121,6 +121,8 @@ STEPS = {
 
 def main() -> None:
     cfg = json.loads(sys.argv[1])
+    # A plain session, as in any user's job: the format registers itself, and the driver's
+    # environment is all the configuration there is.
     spark = SparkSession.builder.appName("graveler-cluster-datasource").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     print("RESULT " + json.dumps({"step": "app", "id": spark.sparkContext.applicationId}))

@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any
 
-from graveler_spark import read_native, write_native
+from graveler_spark import read_native, spark_session, write_native
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -95,8 +95,9 @@ def step_shared(spark: SparkSession, gv: Graveler, cfg: dict[str, Any]) -> dict[
 
 def main() -> None:
     cfg = json.loads(sys.argv[1])
-    spark = SparkSession.builder.appName("graveler-cluster-disks").getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    # The helper, under spark-submit: the master is spark-submit's.
+    spark = spark_session(app_name="graveler-cluster-disks", log_level="WARN")
+    assert spark.sparkContext.master.startswith("spark://"), spark.sparkContext.master
     with Graveler() as gv:  # GRAVELER_HOME from the environment, SQLite in it
         for name, step in (("isolated", step_isolated), ("shared", step_shared)):
             if name in cfg["steps"]:
