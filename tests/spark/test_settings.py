@@ -9,7 +9,7 @@ import pickle
 import uuid
 
 import pytest
-from graveler_spark import GravelerDataSource, register
+from graveler_spark import GravelerDataSource, register, spark_session
 from graveler_spark.job import WriteJob
 from graveler_spark.options import Target
 from graveler_spark.settings import from_spark_conf, resolve
@@ -123,3 +123,10 @@ def test_local_namespaces_ignore_store_options_from_the_environment(tmp_path) ->
     """The driver's AWS settings travel with every job; a file:// store takes none."""
     store = store_for(tmp_path.as_uri(), {"access_key_id": "AKID", "secret_access_key": SECRET})
     assert store.local_path("x") == str(tmp_path / "x")
+
+
+def test_spark_session_hands_back_the_running_session(spark) -> None:
+    """One SparkContext per process: the helper returns it rather than start another."""
+    again = spark_session("local[1]", config={"spark.sql.shuffle.partitions": "7"})
+    assert again.sparkContext is spark.sparkContext
+    assert again.sparkContext.master == "local[2]"
