@@ -46,29 +46,12 @@ def measure_on_cluster(
     """Seconds (medians) and ratios of :data:`CLUSTER_OPS` (from ``make_ops``, the local
     suite's ``operations``) on a fresh standalone cluster whose Python workers have
     ``pythonpath``. Stops any active session first (one SparkContext per process)."""
-    from graveler_spark import spark_session
-
-    from graveler.client import Graveler
     from tests.spark_cluster.cluster import StandaloneCluster
 
     cluster = StandaloneCluster(workdir / "cluster", sys.executable, workers=2)
     cluster.start()
     try:
-        spark = spark_session(
-            cluster.url,
-            app_name="graveler-bench-cluster",
-            config=CLUSTER_CONF,
-            pythonpath=pythonpath,
-            fresh=True,
-            log_level="ERROR",
-        )
-        try:
-            with Graveler(home=workdir / "home") as gv:
-                everything = make_ops(spark, n, workdir, gv)
-                ops = {name: everything[name] for name in CLUSTER_OPS}
-                times = _rounds(ops, rounds)
-        finally:
-            spark.stop()
+        times = _time_on(cluster.url, n, workdir, rounds, make_ops, pythonpath)
     finally:
         cluster.stop()
     med = {name: statistics.median(ts) for name, ts in times.items()}
@@ -81,6 +64,29 @@ def measure_on_cluster(
         "native_read_ratio": med["native_read"] / med["plain_read"],
         "all_seconds": times,
     }
+
+
+def _time_on(
+    master: str, n: int, workdir: Path, rounds: int, make_ops: Operations, pythonpath: list[str]
+) -> dict[str, list[float]]:
+    from graveler_spark import spark_session
+
+    from graveler.client import Graveler
+
+    spark = spark_session(
+        master,
+        app_name="graveler-bench-cluster",
+        config=CLUSTER_CONF,
+        pythonpath=pythonpath,
+        fresh=True,
+        log_level="ERROR",
+    )
+    try:
+        with Graveler(home=workdir / "home") as gv:
+            everything = make_ops(spark, n, workdir, gv)
+            return _rounds({name: everything[name] for name in CLUSTER_OPS}, rounds)
+    finally:
+        spark.stop()
 
 
 def _rounds(ops: dict[str, Any], rounds: int) -> dict[str, list[float]]:

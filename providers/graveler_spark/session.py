@@ -54,21 +54,30 @@ def spark_session(
     if active is not None and fresh:
         active.stop()
         active = None
-    if active is not None:
-        session = active
-    else:
+    if active is None:
         _prepare_environment(python, pythonpath)
-        builder = SparkSession.builder.appName(app_name)
-        builder = builder.master(master or _configured_master())
-        for key, value in {**DEFAULT_CONFIG, **dict(config or {})}.items():
-            builder = builder.config(key, value)
-        session = builder.getOrCreate()
+        session = _new_session(master, app_name, config)
+    else:
+        session = active
     if log_level:
         session.sparkContext.setLogLevel(log_level)
     if register and active is None:
         from graveler_spark.registration import register as register_format
 
         register_format(session)
+    return session
+
+
+def _new_session(
+    master: str | None, app_name: str, config: Mapping[str, str] | None
+) -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    builder = builder.master(master or _configured_master())
+    for key, value in {**DEFAULT_CONFIG, **dict(config or {})}.items():
+        builder = builder.config(key, value)
+    session: SparkSession = builder.getOrCreate()
     return session
 
 
