@@ -132,6 +132,7 @@ def test_write_then_read_on_the_cluster_is_exact_and_one_commit(run: Run, lake: 
 
 def test_fast_forward_and_three_way_merges_read_back_on_the_cluster(run: Run) -> None:
     step = finished(run, "merge")
+    assert step["fast_forward"] is True
     assert step["main_after_ff"] == finished(run, "write_read")["source"]
     assert step["three_way_parents"] == 2
     assert [step["main"][p][0] for p in ("events", "more", "dims")] == [ROWS, 1000, 500]

@@ -79,11 +79,10 @@ def step_merge(spark: SparkSession, cfg: dict[str, Any]) -> dict[str, Any]:
         write(table(spark, 1000, offset=10**7), "etl", "more", "more on etl")
         write(table(spark, 500, offset=2 * 10**7), "main", "dims", "dims on main")
         three_way = repo.merge("etl", "main", message="three-way")
-        parents = list(three_way.parents)
     return {
-        "fast_forward": fast_forward.id,
+        "fast_forward": fast_forward.fast_forward,
         "main_after_ff": main_after_ff,
-        "three_way_parents": len(parents),
+        "three_way_parents": len(three_way.commit.parents),
         "main": {p: checksums(read(spark, "main", p)) for p in ("events", "more", "dims")},
     }
 
