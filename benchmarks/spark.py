@@ -21,11 +21,13 @@ set-up); one that reads the same N rows from memory as Arrow batches in two part
 no I/O at all (the fastest any Python data source can hand Spark these rows); and one whose
 writer takes the same rows as Arrow batches and discards them (Spark's cost of handing rows to
 any Python writer).
+
+Then the main operations run again on a standalone cluster (``benchmarks/spark_cluster.py``)
+and both sets of figures are printed side by side.
 """
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.lake import timed
+from benchmarks.spark_cluster import measure_on_cluster, print_next_to_local
 
 ROUNDS = 7
 TARGET_RATIO = 1.3
@@ -42,22 +45,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _session() -> Any:
     """A local[2] session whose driver and Python workers import this checkout's code."""
-    ours = [str(ROOT), str(ROOT / "providers")]
-    sys.path[:0] = [p for p in ours if p not in sys.path]
-    os.environ["PYTHONPATH"] = os.pathsep.join([*ours, os.environ.get("PYTHONPATH", "")])
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    sys.path[:0] = [p for p in (str(ROOT / "providers"),) if p not in sys.path]
+    from graveler_spark import spark_session
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("graveler-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
+    return spark_session(
+        "local[2]",
+        app_name="graveler-bench",
+        config={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"},
+        pythonpath=[str(ROOT), str(ROOT / "providers")],
+        log_level="ERROR",
     )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
 
 
 def _floor_source() -> type:
@@ -222,6 +219,11 @@ def run(sizes: list[int]) -> dict[str, Any]:
     finally:
         spark.stop()
     _print(row)
+    print("[spark] the same on a standalone cluster (benchmarks/spark_cluster.py) ...", flush=True)
+    with tempfile.TemporaryDirectory(prefix="graveler-bench-cluster-") as tmp:
+        paths = [str(ROOT), str(ROOT / "providers")]
+        row["cluster"] = measure_on_cluster(n, Path(tmp), ROUNDS, operations, paths)
+    print_next_to_local(row)
     return row
 
 

@@ -55,21 +55,14 @@ with (
         """PySpark through the ``graveler`` data source: read the raw CSV on the run branch,
         drop rows without a temperature, add Fahrenheit, and replace the Parquet dataset under
         ``clean/weather`` (one staging transaction for the whole job)."""
-        import os
-        import sys
-
         import graveler_spark
-        from pyspark.sql import SparkSession
         from pyspark.sql import functions as F
 
-        # Spark's Python workers run the data source: they need this environment's packages.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        spark = (
-            SparkSession.builder.master("local[2]")
-            .appName("graveler-weather-etl")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .getOrCreate()
+        # Its Python workers run this environment, which has graveler and pyarrow.
+        spark = graveler_spark.spark_session(
+            "local[2]",
+            app_name="graveler-weather-etl",
+            config={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"},
         )
         try:
             with GravelerHook() as hook:

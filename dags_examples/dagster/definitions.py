@@ -16,8 +16,6 @@ Graveler keeps its SQLite refs and the ``lake`` repository under ``$DAGSTER_HOME
 
 import io
 import json
-import os
-import sys
 from typing import Any
 
 import dagster as dg
@@ -40,20 +38,20 @@ EVENTS_PREFIX = "events/raw_events"
 
 
 class SparkSessionResource(dg.ConfigurableResource):  # type: ignore[type-arg]
-    """A local Spark session (``getOrCreate``: reuses the active one)."""
+    """A Spark session from :func:`graveler_spark.spark_session` (reuses the active one; its
+    Python workers run this environment, which has graveler and pyarrow)."""
 
     master: str = "local[2]"
     shuffle_partitions: int = 2
 
     def session(self) -> SparkSession:
-        # Spark's Python workers run the data source: they need this environment's packages.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        return (
-            SparkSession.builder.master(self.master)
-            .appName("graveler-dagster-example")
-            .config("spark.sql.shuffle.partitions", str(self.shuffle_partitions))
-            .config("spark.ui.enabled", "false")
-            .getOrCreate()
+        return graveler_spark.spark_session(
+            self.master,
+            app_name="graveler-dagster-example",
+            config={
+                "spark.sql.shuffle.partitions": str(self.shuffle_partitions),
+                "spark.ui.enabled": "false",
+            },
         )
 
 

@@ -222,7 +222,8 @@ class S3ObjectStore:
             )
         return StorageError(
             f"{action} {where} failed: {exc}; check the endpoint "
-            f"({self._endpoint or 'AWS default'}), the network and the credentials "
+            f"({self._endpoint or 'AWS default: no endpoint_url or ' + ENDPOINT_ENV + ' given'}), "
+            "the network and the credentials "
             f"(gave up after up to {self._max_attempts} attempt(s))"
         )
 

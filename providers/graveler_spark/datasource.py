@@ -31,6 +31,7 @@ from graveler_spark.reader import (
     infer_schema,
     take_snapshot,
 )
+from graveler_spark.storage import announce, store_for
 from graveler_spark.writer import GravelerWriter
 
 if TYPE_CHECKING:
@@ -105,7 +106,9 @@ class GravelerDataSource(DataSource):
                     f"branch {target.ref!r} is protected: write to another branch and merge"
                 )
             namespace = repo.info.storage_namespace
-        return GravelerWriter(self._job(settings, target, namespace, overwrite))
+        job = self._job(settings, target, namespace, overwrite)
+        announce(store_for(namespace, settings.store_options), job.scratch_prefix)
+        return GravelerWriter(job)
 
     def _job(
         self, settings: ClientSettings, target: Target, namespace: str, overwrite: bool

@@ -10,6 +10,12 @@ files already sit where graveler keeps objects. Every produced file except Spark
 prefix, keeping its relative path (``day=2024-01-01/part-...csv``), in one transaction. If the
 Spark job or the staging fails, the scratch directory is removed and nothing is staged.
 
+Before staging, the driver compares what it sees with what Spark says its tasks wrote (see
+:mod:`graveler_spark.metrics`): a write that produced no file the driver can see, or fewer
+than Spark counted, is an error (a ``file://`` namespace on disks the executors do not share),
+never an empty success. Every path handed to Spark is a ``file://`` URI, so ``fs.defaultFS``
+cannot send it elsewhere.
+
 ``read_native`` resolves and lists the ref once on the driver (a tag or commit pins the files,
 which are write-once) and hands the physical paths to Spark's reader: Spark's vectorized
 Parquet reader at full speed, but no partition discovery from the logical directory names.
@@ -26,8 +32,11 @@ from graveler import Graveler, ObjectEntry
 from graveler.errors import InvalidArgument, ObjectNotFound, ProtectedBranch
 from graveler_spark.commit import commit_if_asked, stage_files
 from graveler_spark.job import new_job_id, scratch_prefix
+from graveler_spark.metrics import described, files_written
 from graveler_spark.options import Target, parse_target
 from graveler_spark.reader import snapshot_of
+from graveler_spark.settings import spark_settings
+from graveler_spark.storage import SHARED_FILESYSTEM, NamespaceNotShared
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -51,37 +60,59 @@ def write_native(
     client: Graveler | None = None,
 ) -> list[ObjectEntry]:
     """Write ``df`` with Spark's own ``format`` writer and stage the files under ``uri``
-    (``graveler://repo/branch/prefix``); returns the staged entries."""
+    (``graveler://repo/branch/prefix``); returns the staged entries. ``client`` defaults to
+    one configured from Spark's S3A keys over the driver's environment. Raises
+    NamespaceNotShared when the driver does not see every file Spark wrote."""
+    spark = df.sparkSession
 
-    def run(directory: str) -> None:
+    def run(directory: str) -> int | None:
         writer = df.write.format(format).options(**dict(options or {})).mode("errorifexists")
         if partition_by:
             writer = writer.partitionBy(*partition_by)
-        writer.save(directory)
+        description = f"graveler write_native {directory}"
+        with described(spark, description):
+            writer.save(spark_path(directory))
+        return files_written(spark, description)
 
-    return native_write(
-        uri,
-        run,
-        mode=mode,
-        commit_message=commit_message,
-        commit_metadata=commit_metadata,
-        client=client,
-    )
+    gv = client or Graveler(settings=spark_settings(spark))
+    try:
+        return native_write(
+            uri,
+            run,
+            mode=mode,
+            commit_message=commit_message,
+            commit_metadata=commit_metadata,
+            client=gv,
+        )
+    finally:
+        if client is None:
+            gv.close()
+
+
+def spark_path(path: str) -> str:
+    """``path`` (absolute, local) as the fully qualified URI Spark's readers and writers get,
+    so ``fs.defaultFS`` has no say (``/a b/c`` -> ``file:///a b/c``, as Hadoop parses it)."""
+    if not os.path.isabs(path):
+        raise InvalidArgument(f"expected an absolute local path, got {path!r}")
+    return "file://" + path
 
 
 def native_write(
     uri: str,
-    write: Callable[[str], None],
+    write: Callable[[str], int | None],
     *,
     mode: str = "append",
     commit_message: str | None = None,
     commit_metadata: Mapping[str, str] | None = None,
     client: Graveler | None = None,
 ) -> list[ObjectEntry]:
-    """Call ``write(directory)`` (any code that writes files there, usually a Spark writer),
-    then stage the files under ``uri`` in one transaction. ``mode="overwrite"`` also removes
-    every other object under the prefix in that transaction. ``client`` defaults to a
-    :class:`graveler.Graveler` configured from the environment."""
+    """Call ``write(directory)`` (any code that writes files into that local directory;
+    hand Spark ``spark_path(directory)``), then stage the files under ``uri`` in one
+    transaction. ``write`` may return how many data files it wrote; the driver then checks
+    it sees that many. Writing nothing the driver can see raises NamespaceNotShared.
+    ``mode="overwrite"`` also removes every other object under the prefix in that
+    transaction. ``client`` defaults to a :class:`graveler.Graveler` configured from the
+    environment."""
     if mode not in MODES:
         raise InvalidArgument(f"mode must be one of {MODES}, got {mode!r}")
     target = parse_target({"path": uri})
@@ -101,24 +132,38 @@ def native_write(
 
 
 def _write_and_stage(
-    repo: Repository, target: Target, write: Callable[[str], None], overwrite: bool
+    repo: Repository, target: Target, write: Callable[[str], int | None], overwrite: bool
 ) -> list[ObjectEntry]:
     """Run ``write`` into a fresh scratch directory and stage what it produced; on any
     failure remove the directory, so nothing is left and nothing is staged."""
     scratch = scratch_prefix(new_job_id()).rstrip("/")
     directory = _local_path(repo.store, scratch, target.uri)
     try:
-        write(directory)
-        entries = [
-            repo.make_linked_entry(target.key(rel), f"{scratch}/{rel}")
-            for rel in produced_files(directory)
-        ]
+        reported = write(directory)
+        produced = list(produced_files(directory))
+        _check_produced(directory, produced, reported)
+        entries = [repo.make_linked_entry(target.key(rel), f"{scratch}/{rel}") for rel in produced]
         stage_files(repo, target.ref, target.path, entries, overwrite)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
     _remove_markers(directory)
     return entries
+
+
+def _check_produced(directory: str, produced: list[str], reported: int | None) -> None:
+    """Raise NamespaceNotShared unless the driver sees the files the write produced."""
+    where = spark_path(directory)
+    if reported is not None and reported != len(produced):
+        raise NamespaceNotShared(
+            f"Spark wrote {reported} data file(s) but the driver sees {len(produced)} in "
+            f"{where}; nothing was staged: {SHARED_FILESYSTEM}"
+        )
+    if not produced:
+        raise NamespaceNotShared(
+            f"the write finished but the driver sees no data file in {where}, so nothing "
+            f"was staged (a Spark write always produces at least one): {SHARED_FILESYSTEM}"
+        )
 
 
 def read_native(
@@ -130,14 +175,15 @@ def read_native(
     client: Graveler | None = None,
 ) -> DataFrame:
     """The objects at ``uri`` (``graveler://repo/ref/path``, an object or a prefix) read by
-    Spark's ``format`` reader from their physical files. Raises ObjectNotFound when there are
-    none, InvalidArgument for a namespace that is not local."""
+    Spark's ``format`` reader from their physical files (as ``file://`` URIs). Raises
+    ObjectNotFound when there are none, InvalidArgument for a namespace that is not local.
+    ``client`` defaults to one configured from Spark's S3A keys over the environment."""
     target = parse_target({"path": uri})
-    gv = client or Graveler()
+    gv = client or Graveler(settings=spark_settings(spark))
     try:
         repo = gv.repository(target.repository)
         files = snapshot_of(repo, target).files
-        paths = [_local_path(repo.store, f.address, uri) for f in files]
+        paths = [spark_path(_local_path(repo.store, f.address, uri)) for f in files]
     finally:
         if client is None:
             gv.close()

@@ -24,7 +24,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from graveler_spark.commit import abort_job, commit_job
 from graveler_spark.job import WriteJob, WrittenFile
-from graveler_spark.storage import store_for
+from graveler_spark.storage import require_shared, store_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -52,6 +52,7 @@ class GravelerWriter(DataSourceArrowWriter):
         ctx = TaskContext.get()
         partition, attempt = (ctx.partitionId(), ctx.attemptNumber()) if ctx else (0, 0)
         sink = ParquetSink(self.job, partition, attempt)
+        require_shared(sink.store, self.job.scratch_prefix)  # before any work
         try:
             for batch in iterator:
                 sink.write(batch)

@@ -4,8 +4,6 @@ sensors against the instance's run records."""
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -98,19 +96,18 @@ def spark() -> Iterator[Any]:
     """One local Spark session for the whole test session (2 cores, no UI). Its Python
     workers run this interpreter with this checkout on their path (they do not see the
     editable install's import hook)."""
-    root = Path(__file__).resolve().parents[2]
-    paths = [str(root), str(root / "providers"), os.environ.get("PYTHONPATH", "")]
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
+    from graveler_spark import spark_session
 
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("graveler-dagster-tests")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
+    root = Path(__file__).resolve().parents[2]
+    session = spark_session(
+        "local[2]",
+        app_name="graveler-dagster-tests",
+        pythonpath=[str(root), str(root / "providers")],
+        config={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.ui.enabled": "false",
+            "spark.driver.memory": "1g",
+        },
     )
     yield session
     session.stop()

@@ -61,3 +61,9 @@ def test_cli_gc_with_and_without_spark(spark, lake: Lake, capsys) -> None:
     assert main([*args[:-1], "--spark"]) == 0
     assert json.loads(capsys.readouterr().out)["deleted"] == 1
     assert repo.get("main", "a") == b"2"
+
+
+def test_master_needs_spark(lake: Lake, capsys) -> None:
+    base = ["--home", str(lake.gv.home), "--database-url", lake.gv.database_url, "gc"]
+    assert main([*base, "graveler://lake", "--master", "local[1]"]) == 2
+    assert "--master needs --spark" in capsys.readouterr().err
