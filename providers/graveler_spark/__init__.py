@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from graveler_spark.native import native_write, read_native, write_native
 
 FORMAT_NAME = "graveler"
+PUSHDOWN_SETTING = "spark.sql.python.filterPushdown.enabled"
 
 _EXPORTS = {
     "GravelerDataSource": "graveler_spark.datasource",
@@ -57,24 +58,31 @@ def register(
     database_url: str | None = None,
     store_options: Mapping[str, str] | None = None,
 ) -> type[GravelerDataSource]:
-    """Register the ``graveler`` format on ``spark`` (replacing the automatic registration).
+    """Register the ``graveler`` format on ``spark`` (replacing the automatic registration)
+    and turn on filter pushdown for the session.
 
     The given settings become defaults of every read and write (options still win); without
     them the data source uses its options and then ``GRAVELER_HOME`` /
-    ``GRAVELER_DATABASE_URL`` from the environment of the Spark driver."""
+    ``GRAVELER_DATABASE_URL`` from the environment of the Spark driver.
+
+    Pushdown: Spark passes filters to Python data sources only with
+    ``spark.sql.python.filterPushdown.enabled=true`` (off by default), and refuses to read
+    from a source that implements ``pushFilters`` while it is off. This sets it to true and
+    registers a class whose readers take filters (partition pruning, row-group skipping)."""
     from graveler_spark.datasource import GravelerDataSource
 
     defaults = ClientSettings(
         home=home, database_url=database_url, store_options=dict(store_options or {})
     )
-    source: type[GravelerDataSource] = GravelerDataSource
+    spark.conf.set(PUSHDOWN_SETTING, "true")
+    # A subclass per binding; cloudpickle ships it by value to Spark's Python workers.
+    attributes: dict[str, object] = {
+        "pushdown": True,
+        "__qualname__": "GravelerDataSource.<bound>",
+    }
     if defaults != ClientSettings():
-        # A subclass per binding; cloudpickle ships it by value to Spark's Python workers.
-        source = type(
-            "GravelerDataSource",
-            (GravelerDataSource,),
-            {"defaults": defaults, "__qualname__": "GravelerDataSource.<bound>"},
-        )
+        attributes["defaults"] = defaults
+    source = type("GravelerDataSource", (GravelerDataSource,), attributes)
     spark.dataSource.register(source)
     return source
 

@@ -27,7 +27,7 @@ from graveler.errors import InvalidArgument, ObjectNotFound, ProtectedBranch
 from graveler_spark.commit import commit_if_asked, stage_files
 from graveler_spark.job import new_job_id, scratch_prefix
 from graveler_spark.options import Target, parse_target
-from graveler_spark.reader import snapshot_of
+from graveler_spark.snapshot import snapshot_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
