@@ -16,6 +16,7 @@ PySpark's static lookup of top-level ``pyspark_*`` modules exposing ``DefaultSou
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 FORMAT_NAME = "graveler"
 PUSHDOWN_SETTING = "spark.sql.python.filterPushdown.enabled"
+SHIM_JAR_NAME = "graveler-spark-shim.jar"
 
 _EXPORTS = {
     "GravelerDataSource": "graveler_spark.datasource",
@@ -44,9 +46,11 @@ __all__ = [
     "GravelerDataSource",
     "activate",
     "collect_garbage_spark",
+    "load_shim",
     "native_write",
     "read_native",
     "register",
+    "shim_jar",
     "write_native",
 ]
 
@@ -75,6 +79,7 @@ def register(
         home=home, database_url=database_url, store_options=dict(store_options or {})
     )
     spark.conf.set(PUSHDOWN_SETTING, "true")
+    load_shim(spark)
     # A subclass per binding; cloudpickle ships it by value to Spark's Python workers.
     attributes: dict[str, object] = {
         "pushdown": True,
@@ -92,10 +97,39 @@ def activate(spark: SparkSession) -> None:
 
     Spark resolves Python data sources for ``df.write.format(...)`` through the thread's active
     session; in a thread that did not create the session there is none and the write fails
-    with ``DATA_SOURCE_NOT_FOUND``. Call this at the start of such a thread."""
+    with ``DATA_SOURCE_NOT_FOUND``. Call this at the start of such a thread. It also lets the
+    thread see the JVM shim when :func:`register` loaded it at run time."""
     jsession = getattr(spark, "_jsparkSession", None)
     if jsession is not None:  # classic PySpark (Spark Connect has no JVM on the client)
-        spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(jsession)  # type: ignore[union-attr]
+        jvm = spark._jvm  # type: ignore[attr-defined]
+        jvm.org.apache.spark.sql.SparkSession.setActiveSession(jsession)
+        loader = jsession.sharedState().jarClassLoader()
+        jvm.java.lang.Thread.currentThread().setContextClassLoader(loader)
+
+
+def shim_jar() -> str | None:
+    """The path of the JVM shim jar shipped with this package (None when it was not built).
+
+    With it on the driver's class path, ``df.write.format("graveler").partitionBy(...)``
+    works and the session's ``partitionOverwriteMode`` and pushdown settings reach the data
+    source. Put it there when building the session::
+
+        SparkSession.builder.config("spark.jars", graveler_spark.shim_jar())
+
+    or let :func:`register` add it to a running session."""
+    path = os.path.join(os.path.dirname(__file__), "jars", SHIM_JAR_NAME)
+    return path if os.path.exists(path) else None
+
+
+def load_shim(spark: SparkSession) -> bool:
+    """Add the JVM shim to a running classic session (``ADD JAR``); True when it was found.
+    Spark looks formats up through the calling thread's class loader: other threads call
+    :func:`activate` first."""
+    jar = shim_jar()
+    if jar is None or getattr(spark, "_jsparkSession", None) is None:
+        return False
+    spark.sql(f"ADD JAR '{jar}'")
+    return True
 
 
 def __getattr__(name: str) -> Any:

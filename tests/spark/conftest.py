@@ -2,7 +2,9 @@
 this interpreter with this checkout's ``graveler`` and ``providers/`` first on their path.
 
 Nothing here registers the ``graveler`` format: PySpark finds ``pyspark_graveler`` on the
-workers' path and registers it by itself, which is what an installed package gets.
+workers' path and registers it by itself, which is what an installed package gets. The JVM shim
+(built by ``make venv``) is on the driver's class path, so ``.partitionBy()`` works; the
+pure-Python path without it is what ``test_discovery.py`` runs.
 """
 
 from __future__ import annotations
@@ -33,7 +35,11 @@ def spark() -> Iterator[object]:
         paths.append(os.environ["PYTHONPATH"])
     os.environ["PYTHONPATH"] = os.pathsep.join(paths)
     os.environ["PYSPARK_PYTHON"] = sys.executable
+    from graveler_spark import shim_jar
     from pyspark.sql import SparkSession
+
+    jar = shim_jar()
+    assert jar is not None, "the JVM shim is not built: run `make shim` (make venv does)"
 
     # A session left by other tests (e.g. the Dagster example's) was built without this
     # checkout on the workers' path; getOrCreate would hand it back, so end it first.
@@ -48,6 +54,7 @@ def spark() -> Iterator[object]:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", "1g")
+        .config("spark.jars", jar)
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
