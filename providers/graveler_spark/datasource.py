@@ -16,9 +16,10 @@ Connection options (``database_url``, ``home``, ``store.*``) are described in
 Filter pushdown: Spark (4.1+) sends filters to a Python data source only when
 ``spark.sql.python.filterPushdown.enabled`` is true, and fails every read of a source whose
 reader implements ``pushFilters`` while it is false. So the reader takes filters only when the
-setting is known to be on: the JVM shim passes the session's value as the option
-``__pushdown``; without the shim, :func:`graveler_spark.register` turns the setting on and binds
-``pushdown = True`` on the class it registers; the option ``filterPushdown`` overrides both.
+setting is known to be on: :func:`graveler_spark.register` turns the setting on and binds
+``pushdown = True`` on the class it registers (registrations are per session); otherwise the
+JVM shim, when loaded, passes the session's value as the option ``__pushdown``. The option
+``filterPushdown`` overrides both.
 """
 
 from __future__ import annotations
@@ -89,11 +90,12 @@ class GravelerDataSource(DataSource):
         return reader
 
     def _pushdown(self) -> bool:
+        """Whether Spark will call ``pushFilters`` (see the module docstring)."""
         if "filterPushdown" in self.options:
             return flag(self.options, "filterPushdown", False)
-        if "__pushdown" in self.options:
-            return flag(self.options, "__pushdown", False)
-        return type(self).pushdown
+        if type(self).pushdown:  # register() turned the setting on for this session
+            return True
+        return flag(self.options, "__pushdown", False)
 
     def _snapshot(self) -> Snapshot:
         """Resolved once per DataFrame: ``schema()`` and ``reader()`` see the same objects."""
