@@ -1,0 +1,132 @@
+"""Suite ``spark-tables``: partition pruning and filter pushdown of the ``graveler`` data source.
+
+python -m benchmarks spark-tables [--sizes 1m]
+
+One local Spark session (``local[2]``, the JVM shim on the class path, ``register()`` called so
+pushdown is on) writes N rows (``id`` bigint, ``day`` int in 0..29, ``v`` double) with
+``.partitionBy("day")`` through the data source, and the same rows with Spark's own Parquet
+writer (partitioned by ``day``, and unpartitioned). Then, interleaved, each ``ROUNDS`` times,
+every read materialised through Spark's ``noop`` sink:
+
+* ``full``: the whole table through the data source;
+* ``one_partition``: ``day = 7`` (one of 30 partitions) through the data source;
+* ``row_groups``: ``id < N/100`` through the data source (row groups skipped by statistics);
+* ``plain_full`` / ``plain_one_partition``: the same through ``spark.read.parquet``.
+
+Bytes: what the data source's planned partitions open (the sum of the sizes of the files
+left after pruning), computed by the reader itself on the driver for the same filter.
+Targets: ``one_partition`` reads at most 0.1x the bytes and takes at most 0.25x the time of
+``full``; where pushdown applies, the data source beats ``plain_full``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.lake import timed
+from benchmarks.spark import _session
+
+ROUNDS = 5
+DAYS = 30
+
+
+def planned_bytes(options: dict[str, str], filters: list[Any]) -> int:
+    """Bytes of the files the data source opens for ``filters`` (planned on the driver)."""
+    from graveler_spark.datasource import GravelerDataSource
+
+    source = type("Bench", (GravelerDataSource,), {"pushdown": True})(dict(options))
+    reader = source.reader(source.schema())
+    list(reader.pushFilters(filters))
+    return sum(p.file.size for p in reader.partitions())
+
+
+def operations(spark: Any, n: int, workdir: Path, gv: Any) -> tuple[dict[str, Any], dict]:
+    """Write the tables once; return the timed reads and the options of the graveler table."""
+    from pyspark.sql import functions as F
+
+    repo = gv.create_repository("bench", (workdir / "ns").as_uri())
+    opts = {"home": str(gv.home), "database_url": gv.database_url}
+    uri = f"graveler://{repo.name}/main/events"
+    df = spark.range(n).select(
+        "id", (F.col("id") % DAYS).cast("int").alias("day"), (F.col("id") * 0.5).alias("v")
+    )
+    df.write.format("graveler").options(**opts).partitionBy("day").mode("overwrite").save(uri)
+    plain_parts, plain = str(workdir / "plain-parts"), str(workdir / "plain")
+    df.write.mode("overwrite").partitionBy("day").parquet(plain_parts)
+    df.write.mode("overwrite").parquet(plain)
+
+    def noop(frame: Any) -> Callable[[], None]:
+        return lambda: frame.write.format("noop").mode("overwrite").save()
+
+    def ours() -> Any:
+        return spark.read.format("graveler").options(**opts).load(uri)
+
+    ops = {
+        "full": noop(ours()),
+        "one_partition": noop(ours().filter("day = 7")),
+        "row_groups": noop(ours().filter(f"id < {n // 100}")),
+        "plain_full": noop(spark.read.parquet(plain)),
+        "plain_one_partition": noop(spark.read.parquet(plain_parts).filter("day = 7")),
+    }
+    return ops, {**opts, "path": uri}
+
+
+def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
+    from pyspark.sql.datasource import EqualTo, LessThan
+
+    from graveler.client import Graveler
+
+    with Graveler(home=workdir / "home") as gv:
+        ops, options = operations(spark, n, workdir, gv)
+        for fn in ops.values():  # warm-up
+            fn()
+        times: dict[str, list[float]] = {name: [] for name in ops}
+        for _ in range(ROUNDS):
+            for name, fn in ops.items():
+                times[name].append(timed(fn))
+        full_bytes = planned_bytes(options, [])
+        one_bytes = planned_bytes(options, [EqualTo(("day",), 7)])
+        rg_bytes = planned_bytes(options, [LessThan(("id",), n // 100)])
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    return {
+        "n": n,
+        "rounds": ROUNDS,
+        "seconds": med,
+        "bytes": {"full": full_bytes, "one_partition": one_bytes, "row_groups_planned": rg_bytes},
+        "one_partition_bytes_ratio": one_bytes / full_bytes,
+        "one_partition_time_ratio": med["one_partition"] / med["full"],
+        "one_partition_vs_plain_full": med["one_partition"] / med["plain_full"],
+        "row_groups_vs_plain_full": med["row_groups"] / med["plain_full"],
+        "full_vs_plain_full": med["full"] / med["plain_full"],
+        "all_seconds": times,
+    }
+
+
+def run(sizes: list[int]) -> dict[str, Any]:
+    import graveler_spark
+
+    n = max(sizes) if sizes else 1_000_000
+    print(f"[spark-tables] {n:,} rows in {DAYS} partitions: pruning and pushdown ...", flush=True)
+    spark = _session(shim=True)
+    graveler_spark.register(spark)
+    try:
+        with tempfile.TemporaryDirectory(prefix="graveler-bench-") as tmp:
+            row = measure(spark, n, Path(tmp))
+    finally:
+        spark.stop()
+    s = row["seconds"]
+    print(
+        f"  one partition of {DAYS}: {row['one_partition_bytes_ratio']:.3f}x the bytes "
+        f"(target <= 0.1), {row['one_partition_time_ratio']:.2f}x the time of a full scan "
+        f"(target <= 0.25): {s['one_partition']:.2f} s vs {s['full']:.2f} s\n"
+        f"  vs plain Spark full scan ({s['plain_full']:.2f} s): one partition "
+        f"{row['one_partition_vs_plain_full']:.2f}x, row-group skipping "
+        f"{row['row_groups_vs_plain_full']:.2f}x, full scan {row['full_vs_plain_full']:.2f}x\n"
+        f"  plain Spark, one partition: {s['plain_one_partition']:.2f} s; "
+        f"medians of {ROUNDS} interleaved rounds after a warm-up round"
+    )
+    return row
