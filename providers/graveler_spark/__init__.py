@@ -101,7 +101,7 @@ def activate(spark: SparkSession) -> None:
     thread see the JVM shim when :func:`register` loaded it at run time."""
     jsession = getattr(spark, "_jsparkSession", None)
     if jsession is not None:  # classic PySpark (Spark Connect has no JVM on the client)
-        jvm = spark._jvm  # type: ignore[attr-defined]
+        jvm: Any = spark._jvm
         jvm.org.apache.spark.sql.SparkSession.setActiveSession(jsession)
         loader = jsession.sharedState().jarClassLoader()
         jvm.java.lang.Thread.currentThread().setContextClassLoader(loader)

@@ -28,7 +28,12 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 
 from graveler import ClientSettings, Graveler
 from graveler.errors import BranchNotFound, InvalidArgument, ProtectedBranch
@@ -150,6 +155,20 @@ class GravelerDataSource(DataSource):
             object_metadata=_metadata(self.options, "object_metadata"),
             **extra,
         )
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        """``writeStream.format("graveler")``: one commit per micro-batch, exactly once on
+        restart from a checkpoint (see :mod:`graveler_spark.streaming`)."""
+        from graveler_spark.streaming import GravelerStreamWriter
+
+        batch = self.writer(schema, overwrite)
+        assert isinstance(batch, GravelerWriter)
+        stream_id = (
+            self.options.get("stream_id")
+            or self.options.get("checkpointLocation")
+            or self._target().uri
+        )
+        return GravelerStreamWriter(batch.job, stream_id)
 
     # --- shared ---------------------------------------------------------------------------------
 

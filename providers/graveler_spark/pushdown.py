@@ -53,7 +53,7 @@ _STRINGS: dict[type, Callable[[str, str], bool]] = {
 def column_of(f: Filter) -> str | None:
     """The top-level column a filter tests (None for nested fields)."""
     inner = f.child if isinstance(f, Not) else f
-    path = getattr(inner, "attribute", ())
+    path: tuple[str, ...] = getattr(inner, "attribute", ())
     return path[0] if len(path) == 1 else None
 
 
@@ -62,22 +62,23 @@ def partition_match(f: Filter, values: Mapping[str, Any]) -> bool | None:
     if isinstance(f, Not):
         inner = partition_match(f.child, values)
         return None if inner is None else not inner
-    value = _comparable(values[f.attribute[0]])
+    value = _comparable(values[column_of(f) or ""])
     if isinstance(f, IsNull):
         return value is None
     if isinstance(f, IsNotNull):
         return value is not None
+    literal: Any = getattr(f, "value", None)
     if isinstance(f, EqualNullSafe):
-        return value == _comparable(f.value)
+        return bool(value == _comparable(literal))
     if value is None:
         return None
     if isinstance(f, In):
-        return value in {_comparable(v) for v in f.value}
+        return value in {_comparable(v) for v in literal}
     compare = _COMPARE.get(type(f))
     if compare is not None:
-        return _safely(compare, value, _comparable(f.value))
+        return _safely(compare, value, _comparable(literal))
     test = _STRINGS[type(f)]
-    return test(str(value), f.value)
+    return test(str(value), literal)
 
 
 def _safely(compare: Callable[[Any, Any], bool], a: Any, b: Any) -> bool | None:

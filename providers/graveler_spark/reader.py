@@ -24,7 +24,7 @@ from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 
 from graveler.errors import ObjectNotFound
 from graveler_spark.formats import ReadFormat, conform, row_group_splits
-from graveler_spark.pushdown import may_match, partition_match, split_filters
+from graveler_spark.pushdown import column_of, may_match, partition_match, split_filters
 from graveler_spark.schema import merge_schemas, with_partitions
 from graveler_spark.snapshot import FileRef, Snapshot
 from graveler_spark.storage import open_source, store_for
@@ -150,7 +150,7 @@ class GravelerReader(DataSourceReader):
         for g in candidates:
             rg = meta.row_group(g)
             stats = {name: rg.column(i).statistics for name, i in index.items()}
-            if all(may_match(f, stats.get(f.attribute[0]), rg.num_rows) for f in self.data_filters):
+            if all(may_match(f, stats.get(column_of(f)), rg.num_rows) for f in self.data_filters):
                 kept.append(g)
         return tuple(kept)
 

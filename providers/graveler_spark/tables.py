@@ -120,22 +120,29 @@ class TableWrite:
     partitioned: bool = False
 
 
-def stage_table_write(repo: Repository, write: TableWrite, entries: Sequence[ObjectEntry]) -> int:
+def stage_table_write(
+    repo: Repository,
+    write: TableWrite,
+    entries: Sequence[ObjectEntry],
+    also_delete: Sequence[str] = (),
+) -> int:
     """Stage ``entries`` (the files a job wrote under ``write.prefix``) in one transaction,
-    with the generations, markers and removals the write's mode calls for; returns how many
-    data files were staged. A marker object stored here is deleted again if staging fails."""
+    with the generations, markers and removals the write's mode calls for (and the paths in
+    ``also_delete``); returns how many data files were staged. A marker object stored here is
+    deleted again if staging fails."""
     dirs = sorted({_partition_dir(write.prefix, e.path) for e in entries} - {""})
     dirs = dirs if write.partitioned else []
     current = _current(repo, write, dirs)
     if not write.overwrite:
         tagged = [_tag(e, current.governing(marker_dir(e.path))) for e in entries]
-        return repo.stage_entries(write.branch, tagged)
+        return repo.stage_entries(write.branch, tagged, delete=also_delete)
     dynamic = write.dynamic and write.partitioned
     under = [f"{_join(write.prefix, d)}/" for d in dirs] if dynamic else [_dir_prefix(write.prefix)]
     new = {e.path for e in entries}
     delete = [
         o.path for u in under for o in repo.iter_objects(write.branch, u) if o.path not in new
     ]
+    delete += [p for p in also_delete if p not in new]
     markers = _markers(repo, write, dirs, current.table if dynamic else write.job_id, len(delete))
     tagged = [_tag(e, write.job_id) for e in entries]
     try:
