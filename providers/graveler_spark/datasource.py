@@ -92,6 +92,9 @@ class GravelerDataSource(DataSource):
         kind = PushdownReader if self._pushdown() else GravelerReader
         reader = kind(self._snapshot(), schema, self._format(), self._store_options(), split)
         reader.strict = self._inferred
+        parallelism = self.options.get("parallelism") or self.options.get("__parallelism")
+        if parallelism:
+            reader.parallelism = integer({"parallelism": parallelism}, "parallelism", 1, 1)
         return reader
 
     def _pushdown(self) -> bool:

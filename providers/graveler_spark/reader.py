@@ -17,6 +17,7 @@ reader implements it while the setting is false, so the data source hands out a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -36,13 +37,38 @@ if TYPE_CHECKING:
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 
 
-class FilePartition(InputPartition):
-    """One file, or some row groups of one Parquet file."""
+Piece = tuple[FileRef, "tuple[int, ...] | None"]  # a file, or some row groups of it
+OPEN_COST_BYTES = 4 * 1024 * 1024  # what opening a file is worth, in bytes (Spark's default)
 
-    def __init__(self, file: FileRef, row_groups: tuple[int, ...] | None = None) -> None:
-        super().__init__((file.path, row_groups))
-        self.file = file
-        self.row_groups = row_groups
+
+class FilePartition(InputPartition):
+    """Some files (or row groups of one Parquet file) read by one task."""
+
+    def __init__(self, pieces: Sequence[Piece]) -> None:
+        super().__init__(tuple((f.path, groups) for f, groups in pieces))
+        self.pieces = tuple(pieces)
+
+
+def pack(
+    pieces: Sequence[tuple[Piece, int]], parallelism: int, split_bytes: int
+) -> list[FilePartition]:
+    """Pieces (with their sizes) packed into partitions the way Spark packs small files:
+    each piece costs its size plus ``OPEN_COST_BYTES``; a partition holds up to
+    ``min(split_bytes, max(OPEN_COST_BYTES, total cost / parallelism))``, largest first."""
+    total = sum(size + OPEN_COST_BYTES for _, size in pieces)
+    limit = min(split_bytes, max(OPEN_COST_BYTES, total // max(parallelism, 1)))
+    out: list[FilePartition] = []
+    current: list[Piece] = []
+    used = 0
+    for piece, size in sorted(pieces, key=lambda p: -p[1]):
+        if current and used + size > limit:
+            out.append(FilePartition(current))
+            current, used = [], 0
+        current.append(piece)
+        used += size + OPEN_COST_BYTES
+    if current:
+        out.append(FilePartition(current))
+    return out
 
 
 def infer_schema(
@@ -80,19 +106,23 @@ class GravelerReader(DataSourceReader):
         self.store_options = store_options
         self.split_bytes = split_bytes
         self.strict = False  # set when the schema was inferred: convert only as Spark widens
+        self.parallelism = os.cpu_count() or 2  # the data source sets Spark's when it knows
         self.partition_filters: list[Filter] = []
         self.data_filters: list[Filter] = []
 
     def partitions(self) -> Sequence[InputPartition]:
-        out: list[InputPartition] = []
+        """The files left after pruning, large Parquet files split by row groups, small ones
+        packed together (:func:`pack`)."""
+        pieces: list[tuple[Piece, int]] = []
         store = store_for(self.snapshot.namespace, self.store_options)
         for f in self._selected():
             if self.fmt.name == "parquet" and f.size > self.split_bytes:
                 source = open_source(store, f.address, f.size)
-                out.extend(FilePartition(f, g) for g in row_group_splits(source, self.split_bytes))
+                groups = row_group_splits(source, self.split_bytes)
+                pieces.extend(((f, g), f.size // len(groups)) for g in groups)
             else:
-                out.append(FilePartition(f))
-        return out
+                pieces.append(((f, None), f.size))
+        return pack(pieces, self.parallelism, self.split_bytes)
 
     def _selected(self) -> Iterable[FileRef]:
         """The files left after partition filters (all of them without pushdown)."""
@@ -114,17 +144,16 @@ class GravelerReader(DataSourceReader):
         from pyspark.sql.pandas.types import to_arrow_schema
 
         target = to_arrow_schema(self.schema, timezone="UTC")
-        file = partition.file
         store = store_for(self.snapshot.namespace, self.store_options)
-        source = open_source(store, file.address, file.size)
-        constants = self._constants(file, target)
-        data = _without(target, constants)
-        groups = self._row_groups(source, partition.row_groups)
-        if groups == ():
-            return
-        strict = file.path if self.strict else None
-        for batch in self.fmt.batches(source, data, groups):
-            yield conform(batch, target, constants, strict)
+        for file, row_groups in partition.pieces:
+            source = open_source(store, file.address, file.size)
+            constants = self._constants(file, target)
+            groups = self._row_groups(source, row_groups)
+            if groups == ():
+                continue
+            strict = file.path if self.strict else None
+            for batch in self.fmt.batches(source, _without(target, constants), groups):
+                yield conform(batch, target, constants, strict)
 
     def _constants(self, file: FileRef, target: pa.Schema) -> dict[str, tuple[Any, Any]]:
         """The file's partition values (with their inferred types) for columns of the read."""

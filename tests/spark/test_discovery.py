@@ -103,7 +103,7 @@ def test_format_is_found_without_register(tmp_path: Path, mode: str) -> None:
         cwd=tmp_path,  # not the checkout: its packages must come from the install
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])

@@ -3,6 +3,7 @@ package io.graveler.spark;
 import java.util.HashMap;
 import java.util.Map;
 
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
@@ -20,7 +21,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * declares, and a Python data source cannot declare any. This provider accepts the partitioning
  * the writer asks for, declares it on the table, and hands it to the Python writer as the
  * {@code partitionBy} option. It also passes the session settings the Python side cannot read
- * (partition overwrite mode, filter pushdown) as options. Everything else is the Python source.
+ * (partition overwrite mode, filter pushdown, the default parallelism) as options. Everything
+ * else is the Python source.
  */
 public final class GravelerTableProvider implements TableProvider, DataSourceRegister {
   public static final String NAME = "graveler";
@@ -60,6 +62,8 @@ public final class GravelerTableProvider implements TableProvider, DataSourceReg
     SQLConf conf = SQLConf.get();
     Map<String, String> out = new HashMap<>(options.asCaseSensitiveMap());
     out.put("__pushdown", conf.getConfString(PUSHDOWN_CONF, "false"));
+    SparkSession.getActiveSession()
+        .foreach(s -> out.put("__parallelism", String.valueOf(s.sparkContext().defaultParallelism())));
     if (!options.containsKey("partitionOverwriteMode")) {
       out.put("partitionOverwriteMode", conf.getConfString(OVERWRITE_CONF, "static"));
     }
