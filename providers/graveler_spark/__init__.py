@@ -2,7 +2,8 @@
 
 * ``spark.read.format("graveler").load("graveler://repo/ref/prefix")`` and
   ``df.write.format("graveler").mode("append" | "overwrite").save("graveler://repo/branch/prefix")``
-  (:class:`GravelerDataSource`; one stage -- and optionally one commit -- per job);
+  (:class:`GravelerDataSource`; one stage -- and optionally one commit -- per job): partitioned
+  tables, pushdown, dynamic overwrite, CSV / JSON, streaming (``docs/spark.md``);
 * :func:`write_native` / :func:`native_write`: run any Spark writer (csv, json, parquet...)
   into a local namespace and link the files it produced in one transaction;
   :func:`read_native`: Spark's own reader over a ref's physical files;
@@ -10,7 +11,9 @@
 
 Registration: installing the package makes the format available to every Spark session, through
 PySpark's static lookup of top-level ``pyspark_*`` modules exposing ``DefaultSource`` (our
-``pyspark_graveler``). :func:`register` registers explicitly and can bind connection defaults.
+``pyspark_graveler``). :func:`register` registers explicitly, can bind connection defaults,
+turns filter pushdown on and loads the JVM shim (:func:`shim_jar`) that makes ``.partitionBy()``
+work.
 """
 
 from __future__ import annotations
