@@ -47,7 +47,7 @@ def test_write_read_and_collect_on_s3(spark, tmp_path, s3_options, s3_bucket) ->
         local = collect_garbage(repo, rules, grace=timedelta(hours=1), now=later, dry_run=True)
         on_spark = collect_garbage_spark(spark, repo, rules, grace=timedelta(hours=1), now=later)
         assert {o.key for o in on_spark.selected} == {o.key for o in local.selected}
-        assert len(on_spark.selected) == 6  # the first round's files
+        assert len(on_spark.selected) == 7  # the first round's 6 files and its table marker
         assert all(repo.store.exists(f.physical_address) for f in files)
         assert not any(repo.store.exists(o.key) for o in on_spark.selected)
         with pytest.raises(Exception, match="need a local storage namespace"):
