@@ -41,7 +41,7 @@ def planned_bytes(options: dict[str, str], filters: list[Any]) -> int:
     source = type("Bench", (GravelerDataSource,), {"pushdown": True})(dict(options))
     reader = source.reader(source.schema())
     list(reader.pushFilters(filters))
-    return sum(p.file.size for p in reader.partitions())
+    return sum(f.size for p in reader.partitions() for f, _ in p.pieces)
 
 
 def operations(spark: Any, n: int, workdir: Path, gv: Any) -> tuple[dict[str, Any], dict]:
@@ -82,15 +82,15 @@ def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
 
     with Graveler(home=workdir / "home") as gv:
         ops, options = operations(spark, n, workdir, gv)
+        full_bytes = planned_bytes(options, [])
+        one_bytes = planned_bytes(options, [EqualTo(("day",), 7)])
+        rg_bytes = planned_bytes(options, [LessThan(("id",), n // 100)])
         for fn in ops.values():  # warm-up
             fn()
         times: dict[str, list[float]] = {name: [] for name in ops}
         for _ in range(ROUNDS):
             for name, fn in ops.items():
                 times[name].append(timed(fn))
-        full_bytes = planned_bytes(options, [])
-        one_bytes = planned_bytes(options, [EqualTo(("day",), 7)])
-        rg_bytes = planned_bytes(options, [LessThan(("id",), n // 100)])
     med = {name: statistics.median(ts) for name, ts in times.items()}
     return {
         "n": n,
