@@ -139,8 +139,13 @@ class GravelerReader(DataSourceReader):
         )
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        """The partition's rows as Arrow batches, decoded one batch ahead in a thread (pyarrow
+        decodes without the GIL) while Spark's worker sends the previous one to the JVM."""
         if not isinstance(partition, FilePartition):
             return  # Spark's placeholder partition of an empty read
+        yield from prefetched(self._batches(partition))
+
+    def _batches(self, partition: FilePartition) -> Iterator[Any]:
         from pyspark.sql.pandas.types import to_arrow_schema
 
         target = to_arrow_schema(self.schema, timezone="UTC")
@@ -199,6 +204,48 @@ class PushdownReader(GravelerReader):
         self.partition_filters = partition
         self.data_filters = [f for f in data if not _nested(f)]
         return rest
+
+
+def prefetched(items: Iterator[Any], depth: int = 2) -> Iterator[Any]:
+    """``items``, produced by a thread up to ``depth`` ahead of the consumer. Errors are
+    raised in the consumer; a consumer that stops early stops the thread."""
+    import queue
+    import threading
+
+    ready: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(kind: str, value: Any) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put((kind, value), timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put("item", item):
+                    return
+            put("done", None)
+        except BaseException as exc:  # handed to the consumer
+            put("error", exc)
+
+    thread = threading.Thread(target=produce, name="graveler-prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = ready.get()
+            if kind == "done":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _nested(f: Filter) -> bool:

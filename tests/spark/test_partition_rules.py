@@ -103,3 +103,32 @@ def test_schema_merge_and_widening_rules() -> None:
         )
     assert readable_as(pa.int32(), pa.int64()) and not readable_as(pa.int64(), pa.int32())
     assert readable_as(pa.date32(), pa.timestamp("us")) and not readable_as(pa.string(), pa.int64())
+
+
+def test_prefetched_batches_keep_order_errors_and_stop_early() -> None:
+    import threading
+
+    from graveler_spark.reader import prefetched
+
+    assert list(prefetched(iter(range(10)))) == list(range(10))
+
+    def failing():
+        yield 1
+        raise ValueError("decode failed")
+
+    with pytest.raises(ValueError, match="decode failed"):
+        list(prefetched(failing()))
+    produced: list[int] = []
+
+    def endless():
+        n = 0
+        while True:
+            produced.append(n)
+            yield n
+            n += 1
+
+    it = prefetched(endless())
+    assert next(it) == 0
+    it.close()  # the consumer stops: the producer thread ends too
+    assert not any(t.name == "graveler-prefetch" for t in threading.enumerate())
+    assert len(produced) <= 4
