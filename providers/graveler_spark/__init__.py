@@ -12,8 +12,8 @@
 Registration: installing the package makes the format available to every Spark session, through
 PySpark's static lookup of top-level ``pyspark_*`` modules exposing ``DefaultSource`` (our
 ``pyspark_graveler``). :func:`register` registers explicitly, can bind connection defaults,
-turns filter pushdown on and loads the JVM shim (:func:`shim_jar`) that makes ``.partitionBy()``
-work.
+and turns filter pushdown on; the JVM shim (:func:`shim_jar`, :func:`load_shim`) makes
+``.partitionBy()`` work.
 """
 
 from __future__ import annotations
@@ -82,7 +82,6 @@ def register(
         home=home, database_url=database_url, store_options=dict(store_options or {})
     )
     spark.conf.set(PUSHDOWN_SETTING, "true")
-    load_shim(spark)
     # A subclass per binding; cloudpickle ships it by value to Spark's Python workers.
     attributes: dict[str, object] = {
         "pushdown": True,
@@ -119,15 +118,17 @@ def shim_jar() -> str | None:
 
         SparkSession.builder.config("spark.jars", graveler_spark.shim_jar())
 
-    or let :func:`register` add it to a running session."""
+    or add it to a running session with :func:`load_shim` (after :func:`register`)."""
     path = os.path.join(os.path.dirname(__file__), "jars", SHIM_JAR_NAME)
     return path if os.path.exists(path) else None
 
 
 def load_shim(spark: SparkSession) -> bool:
     """Add the JVM shim to a running classic session (``ADD JAR``); True when it was found.
-    Spark looks formats up through the calling thread's class loader: other threads call
-    :func:`activate` first."""
+    Call :func:`register` first, if at all: once the calling thread sees a JVM source named
+    ``graveler``, Spark refuses to register a Python one under that name
+    (``DATA_SOURCE_ALREADY_EXISTS``). Spark looks formats up through the calling thread's class
+    loader: other threads call :func:`activate` first."""
     jar = shim_jar()
     if jar is None or getattr(spark, "_jsparkSession", None) is None:
         return False

@@ -6,7 +6,8 @@ the test's own environment through a path entry, which does not run that environ
 ``.pth`` files, so nothing of the test's own install leaks in), and runs a child Python with
 the venv activated (``VIRTUAL_ENV``, ``PATH``; no ``PYTHONPATH``, no ``PYSPARK_PYTHON``: Spark's
 workers run the venv's ``python3``). The child reads a partitioned table under Spark's default
-settings (pushdown off), filtering on the discovered partition column.
+settings (pushdown off), filtering on the discovered partition column, then loads the JVM shim
+the install shipped and writes with ``.partitionBy()``.
 """
 
 from __future__ import annotations
@@ -45,7 +46,12 @@ CHILD = textwrap.dedent(
     back = spark.read.format("graveler").options(**opts).load("graveler://lake/main/t")
     rows = sorted((r.id, r.k) for r in back.filter("k = 1").collect())
     import graveler_spark
-    print(json.dumps({"columns": back.columns, "rows": rows,
+    assert graveler_spark.load_shim(spark)  # the installed jar: .partitionBy() works now
+    (spark.range(4).selectExpr("id", "id % 2 AS k").write.format("graveler").options(**opts)
+        .partitionBy("k").mode("append").save("graveler://lake/main/w"))
+    with Graveler(home=f"{tmp}/home", database_url=url) as gv:
+        dirs = sorted({e.path.split("/")[1] for e in gv.repository("lake").iter_objects("main", "w/")})
+    print(json.dumps({"columns": back.columns, "rows": rows, "dirs": dirs,
                       "module": graveler_spark.__file__}))
     spark.stop()
     """
@@ -109,6 +115,7 @@ def test_format_is_found_without_register(tmp_path: Path, mode: str) -> None:
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["columns"] == ["id", "k"]
     assert result["rows"] == [[1, 1], [3, 1]]
+    assert result["dirs"] == ["k=0", "k=1"]
     installed = Path(result["module"]).resolve()
     if mode == "editable":
         assert installed == ROOT / "providers" / "graveler_spark" / "__init__.py"
