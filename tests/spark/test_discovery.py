@@ -50,7 +50,8 @@ CHILD = textwrap.dedent(
     (spark.range(4).selectExpr("id", "id % 2 AS k").write.format("graveler").options(**opts)
         .partitionBy("k").mode("append").save("graveler://lake/main/w"))
     with Graveler(home=f"{tmp}/home", database_url=url) as gv:
-        dirs = sorted({e.path.split("/")[1] for e in gv.repository("lake").iter_objects("main", "w/")})
+        written = gv.repository("lake").iter_objects("main", "w/")
+        dirs = sorted({e.path.split("/")[1] for e in written})
     print(json.dumps({"columns": back.columns, "rows": rows, "dirs": dirs,
                       "module": graveler_spark.__file__}))
     spark.stop()
