@@ -48,6 +48,7 @@ class WriteJob:
             overwrite=self.overwrite,
             dynamic=self.dynamic,
             partitioned=bool(self.partition_by),
+            metadata=dict(self.object_metadata),
         )
 
     @property

@@ -118,6 +118,7 @@ class TableWrite:
     overwrite: bool = False
     dynamic: bool = False
     partitioned: bool = False
+    metadata: Mapping[str, str] = field(default_factory=dict)  # the job's, on markers too
 
 
 def stage_table_write(
@@ -170,9 +171,10 @@ def _markers(
     content = marker_content(write.job_id, mode, write.branch, head, removed)
     paths: list[tuple[str, dict[str, str]]] = []
     if mode == "static":
-        paths.append((_join(write.prefix, TABLE_MARKER), {GENERATION: write.job_id}))
+        meta = {**write.metadata, GENERATION: write.job_id}
+        paths.append((_join(write.prefix, TABLE_MARKER), meta))
     for d in dirs:
-        meta = {GENERATION: write.job_id, UNDER_TABLE: table}
+        meta = {**write.metadata, GENERATION: write.job_id, UNDER_TABLE: table}
         paths.append((_join(write.prefix, f"{d}/{PARTITION_MARKER}"), meta))
     out = []
     for path, meta in paths:
