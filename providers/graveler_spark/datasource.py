@@ -92,6 +92,7 @@ class GravelerDataSource(DataSource):
         kind = PushdownReader if self._pushdown() else GravelerReader
         reader = kind(self._snapshot(), schema, self._format(), self._store_options(), split)
         reader.strict = self._inferred
+        reader.prefetch = flag(self.options, "prefetch", True)
         parallelism = self.options.get("parallelism") or self.options.get("__parallelism")
         if parallelism:
             reader.parallelism = integer({"parallelism": parallelism}, "parallelism", 1, 1)

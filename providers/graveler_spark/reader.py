@@ -107,6 +107,7 @@ class GravelerReader(DataSourceReader):
         self.split_bytes = split_bytes
         self.strict = False  # set when the schema was inferred: convert only as Spark widens
         self.parallelism = os.cpu_count() or 2  # the data source sets Spark's when it knows
+        self.prefetch = True  # decode a batch ahead in a thread (option ``prefetch``)
         self.partition_filters: list[Filter] = []
         self.data_filters: list[Filter] = []
 
@@ -143,7 +144,8 @@ class GravelerReader(DataSourceReader):
         decodes without the GIL) while Spark's worker sends the previous one to the JVM."""
         if not isinstance(partition, FilePartition):
             return  # Spark's placeholder partition of an empty read
-        yield from prefetched(self._batches(partition))
+        batches = self._batches(partition)
+        yield from prefetched(batches) if self.prefetch else batches
 
     def _batches(self, partition: FilePartition) -> Iterator[Any]:
         from pyspark.sql.pandas.types import to_arrow_schema
