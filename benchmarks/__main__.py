@@ -56,6 +56,7 @@ ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
     "fsck": fsck.run,
     "dagster-io": lambda sizes: importlib.import_module("benchmarks.dagster_io").run(sizes),
     "spark": lambda sizes: importlib.import_module("benchmarks.spark").run(sizes),
+    "spark-read": lambda sizes: importlib.import_module("benchmarks.spark").read_ab(sizes),
     "spark-tables": lambda sizes: importlib.import_module("benchmarks.spark_tables").run(sizes),
 }
 

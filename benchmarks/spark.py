@@ -259,3 +259,54 @@ def _print(row: dict[str, Any]) -> None:
         "(target <= 1.15)"
     )
     print(f"  medians of {row['rounds']} interleaved rounds after a warm-up round")
+
+
+def read_ab(sizes: list[int]) -> dict[str, Any]:
+    """Suite ``spark-read``: the data source read with and without its one-batch-ahead decoding
+    thread (option ``prefetch``) against the ready-made-batches floor, interleaved, 5 rounds,
+    one session per run. Target: the read within 1.15x of the floor."""
+    from graveler.client import Graveler
+    from pyspark.sql import functions as F
+
+    spark = _session()
+    rows: dict[int, Any] = {}
+    try:
+        spark.dataSource.register(_floor_source())
+        for n in sorted(sizes):
+            with tempfile.TemporaryDirectory(prefix="graveler-bench-") as tmp:
+                gv = Graveler(home=Path(tmp) / "home")
+                repo = gv.create_repository("bench", (Path(tmp) / "ns").as_uri())
+                opts = {"home": str(gv.home), "database_url": gv.database_url}
+                uri = f"graveler://{repo.name}/main/t"
+                df = spark.range(n).select(
+                    "id", (F.col("id") % 7).alias("k"), (F.col("id") * 0.5).alias("v")
+                )
+                df.write.format("graveler").options(**opts).mode("overwrite").save(uri)
+
+                def noop(frame: Any) -> Callable[[], None]:
+                    return lambda: frame.write.format("noop").mode("overwrite").save()
+
+                reader = spark.read.format("graveler").options(**opts)
+                floor = spark.read.format("graveler_bench_floor").option("rows", str(n))
+                ops = {
+                    "floor": noop(floor.load()),
+                    "prefetch": noop(reader.load(uri)),
+                    "inline": noop(reader.option("prefetch", "false").load(uri)),
+                }
+                for fn in ops.values():
+                    fn()
+                times: dict[str, list[float]] = {k: [] for k in ops}
+                for _ in range(5):
+                    for k, fn in ops.items():
+                        times[k].append(timed(fn))
+                gv.close()
+            med = {k: statistics.median(v) for k, v in times.items()}
+            rows[n] = {"seconds": med, **{f"{k}_vs_floor": med[k] / med["floor"] for k in med}}
+            print(
+                f"  {n:,} rows: floor {med['floor']:.2f} s, read {med['prefetch']:.2f} s "
+                f"({rows[n]['prefetch_vs_floor']:.2f}x, target <= 1.15), without the decoding "
+                f"thread {med['inline']:.2f} s ({rows[n]['inline_vs_floor']:.2f}x)"
+            )
+    finally:
+        spark.stop()
+    return rows
