@@ -265,8 +265,9 @@ def read_ab(sizes: list[int]) -> dict[str, Any]:
     """Suite ``spark-read``: the data source read with and without its one-batch-ahead decoding
     thread (option ``prefetch``) against the ready-made-batches floor, interleaved, 5 rounds,
     one session per run. Target: the read within 1.15x of the floor."""
-    from graveler.client import Graveler
     from pyspark.sql import functions as F
+
+    from graveler.client import Graveler
 
     spark = _session()
     rows: dict[int, Any] = {}
