@@ -88,7 +88,7 @@ def raw_events(
     repo, branch = open_run_branch(graveler, context)
     uri = f"graveler://{repo.name}/{branch}/{EVENTS_PREFIX}"
     write_spark_parquet(df, graveler, uri, context.run.run_id)
-    files = sum(1 for _ in repo.iter_objects(branch, EVENTS_PREFIX + "/"))
+    files = sum(1 for e in repo.iter_objects(branch, EVENTS_PREFIX + "/") if _is_data(e.path))
     commit = commit_staged(repo, branch, "Spark: raw_events", {RUN_ID_KEY: context.run.run_id})
     return dg.MaterializeResult(
         metadata={
@@ -103,6 +103,12 @@ def raw_events(
     )
 
 
+def _is_data(path: str) -> bool:
+    """Names starting with ``_`` are not data: Spark's markers, the table's overwrite marker
+    (docs/spark.md)."""
+    return not path.rsplit("/", 1)[-1].startswith("_")
+
+
 @dg.asset(deps=[raw_events], kinds={"pandas"})
 def daily_revenue(context: dg.AssetExecutionContext, graveler: GravelerResource) -> pd.DataFrame:
     """Revenue per day, from the Spark output (this run's, or main's)."""
@@ -113,6 +119,7 @@ def daily_revenue(context: dg.AssetExecutionContext, graveler: GravelerResource)
     frames = [
         pd.read_parquet(io.BytesIO(repo.get(ref, e.path)))
         for e in repo.iter_objects(ref, EVENTS_PREFIX + "/")
+        if _is_data(e.path)
     ]
     events = pd.concat(frames, ignore_index=True)
     return (

@@ -2,7 +2,8 @@
 
 * ``spark.read.format("graveler").load("graveler://repo/ref/prefix")`` and
   ``df.write.format("graveler").mode("append" | "overwrite").save("graveler://repo/branch/prefix")``
-  (:class:`GravelerDataSource`; one stage -- and optionally one commit -- per job);
+  (:class:`GravelerDataSource`; one stage -- and optionally one commit -- per job): partitioned
+  tables, pushdown, dynamic overwrite, CSV / JSON, streaming (``docs/spark.md``);
 * :func:`write_native` / :func:`native_write`: run any Spark writer (csv, json, parquet...)
   into a local namespace and link the files it produced in one transaction;
   :func:`read_native`: Spark's own reader over a ref's physical files;
@@ -15,7 +16,9 @@ clusters.
 
 Registration: installing the package makes the format available to every Spark session, through
 PySpark's static lookup of top-level ``pyspark_*`` modules exposing ``DefaultSource`` (our
-``pyspark_graveler``). :func:`register` registers explicitly and can bind connection defaults.
+``pyspark_graveler``). :func:`register` registers explicitly, can bind connection defaults,
+and turns filter pushdown on; the JVM shim (:func:`shim_jar`, :func:`load_shim`) makes
+``.partitionBy()`` work.
 """
 
 from __future__ import annotations
@@ -27,7 +30,13 @@ from graveler.extras import require_extra
 
 require_extra("spark", package=__name__)
 
-from graveler_spark.registration import FORMAT_NAME, activate, register  # noqa: E402
+from graveler_spark.registration import (  # noqa: E402
+    FORMAT_NAME,
+    activate,
+    load_shim,
+    register,
+    shim_jar,
+)
 
 if TYPE_CHECKING:
     from graveler_spark.datasource import GravelerDataSource
@@ -52,9 +61,11 @@ __all__ = [
     "NamespaceNotShared",
     "activate",
     "collect_garbage_spark",
+    "load_shim",
     "native_write",
     "read_native",
     "register",
+    "shim_jar",
     "spark_session",
     "write_native",
 ]

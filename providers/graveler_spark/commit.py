@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING
 
 from graveler import Graveler, ObjectEntry
 from graveler.errors import NoChanges
-from graveler_spark.job import PARQUET_CONTENT_TYPE, WriteJob, WrittenFile
+from graveler_spark.job import WriteJob, WrittenFile
 from graveler_spark.storage import SHARED_FILESYSTEM, NamespaceNotShared, store_for
+from graveler_spark.tables import stage_table_write
 
 if TYPE_CHECKING:
     from graveler import Repository
@@ -57,7 +58,7 @@ def commit_job(job: WriteJob, files: Sequence[WrittenFile]) -> None:
         try:
             verify_written(store, job, files)
             entries = [_entry(f, job.object_metadata) for f in files]
-            stage_files(repo, job.target.ref, job.target.path, entries, job.overwrite)
+            stage_table_write(repo, job.table_write(), entries)
         except BaseException:
             delete_job_files(store, job, files)
             raise
@@ -126,6 +127,6 @@ def _entry(f: WrittenFile, metadata: Mapping[str, str]) -> ObjectEntry:
         size=f.size,
         checksum=f.checksum,
         mtime=f.mtime,
-        content_type=PARQUET_CONTENT_TYPE,
+        content_type=f.content_type,
         metadata=dict(metadata),
     )

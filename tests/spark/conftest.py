@@ -2,7 +2,9 @@
 this interpreter with this checkout's ``graveler`` and ``providers/`` first on their path.
 
 Nothing here registers the ``graveler`` format: PySpark finds ``pyspark_graveler`` on the
-workers' path and registers it by itself, which is what an installed package gets.
+workers' path and registers it by itself, which is what an installed package gets. The JVM shim
+(built by ``make venv``) is on the driver's class path, so ``.partitionBy()`` works; the
+pure-Python path without it is what ``test_discovery.py`` runs.
 """
 
 from __future__ import annotations
@@ -33,14 +35,16 @@ LOCAL_CONFIG = {
 @pytest.fixture(scope="package")
 def spark() -> Iterator[object]:
     pytest.importorskip("pyspark")
-    from graveler_spark import spark_session
+    from graveler_spark import shim_jar, spark_session
 
+    jar = shim_jar()
+    assert jar is not None, "the JVM shim is not built: run `make shim` (make venv does)"
     # fresh: a session left by other tests (e.g. the Dagster example's) was built without
     # this checkout on the workers' path. register=False: the format must find itself.
     session = spark_session(
         "local[2]",
         app_name="graveler-tests",
-        config=LOCAL_CONFIG,
+        config={**LOCAL_CONFIG, "spark.jars": jar},
         python=sys.executable,
         pythonpath=[str(ROOT), str(ROOT / "providers")],
         register=False,
