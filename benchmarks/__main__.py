@@ -6,8 +6,8 @@ Without suites it runs hotpaths, import, lookups, commit, diff, reuse, staging, 
 scaling at the chosen scale (default 10k). ``hotpaths`` and ``import`` give the headline
 table (``--markdown FILE`` writes it; see :mod:`benchmarks.headline`). ``committed``, ``ranges`` and
 ``staged-commit`` are the engine-level suites, ``fsck`` times integrity checks; ``fsspec``,
-``dagster-io`` and ``spark`` measure those integrations (they take ``--sizes``; Dagster and
-PySpark are imported only when their suite runs).
+``dagster-io``, ``spark`` and ``spark-tables`` measure those integrations (they take
+``--sizes``; Dagster and PySpark are imported only when their suite runs).
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
     "fsck": fsck.run,
     "dagster-io": lambda sizes: importlib.import_module("benchmarks.dagster_io").run(sizes),
     "spark": lambda sizes: importlib.import_module("benchmarks.spark").run(sizes),
+    "spark-read": lambda sizes: importlib.import_module("benchmarks.spark").read_ab(sizes),
+    "spark-tables": lambda sizes: importlib.import_module("benchmarks.spark_tables").run(sizes),
 }
 
 

@@ -24,8 +24,12 @@ if TYPE_CHECKING:
     from graveler.client import Graveler
     from graveler.committed.merge import MergeStrategy
     from graveler.config import ClientSettings
+    from graveler.conflicts import ConflictResolver, KeyConflict, Resolution
     from graveler.entry import ObjectEntry
     from graveler.errors import GravelerError
+    from graveler.hookevents import HookEvent, HookResult, HookRun
+    from graveler.hooks.registry import HookRegistry
+    from graveler.hooks.runners import HookContext
     from graveler.listing import ListingPage
     from graveler.model import Branch, Commit, MergeResult, RangeSettings, ResolvedRef, Tag
     from graveler.model import Repository as RepositoryInfo
@@ -41,6 +45,7 @@ _EXPORTS = {
     "Branch": "graveler.model",
     "ChangeType": "graveler.operations",
     "ClientSettings": "graveler.config",
+    "ConflictResolver": "graveler.conflicts",
     "Commit": "graveler.model",
     "DATA_PREFIX": "graveler.objects",
     "Difference": "graveler.operations",
@@ -48,6 +53,12 @@ _EXPORTS = {
     "Graveler": "graveler.client",
     "GravelerError": "graveler.errors",
     "GravelerURI": "graveler.uri",
+    "HookContext": "graveler.hooks.runners",
+    "HookEvent": "graveler.hookevents",
+    "HookRegistry": "graveler.hooks.registry",
+    "HookResult": "graveler.hookevents",
+    "HookRun": "graveler.hookevents",
+    "KeyConflict": "graveler.conflicts",
     "ListingPage": "graveler.listing",
     "MergeResult": "graveler.model",
     "MergeStrategy": "graveler.committed.merge",
@@ -57,6 +68,7 @@ _EXPORTS = {
     "RangeSettings": "graveler.model",
     "Repository": "graveler.repository",
     "RepositoryInfo": ("graveler.model", "Repository"),
+    "Resolution": "graveler.conflicts",
     "ResolvedRef": "graveler.model",
     "Tag": "graveler.model",
     "Transaction": "graveler.transaction",
@@ -69,11 +81,18 @@ __all__ = [
     "ChangeType",
     "ClientSettings",
     "Commit",
+    "ConflictResolver",
     "Difference",
     "EntryAttributes",
     "Graveler",
     "GravelerError",
     "GravelerURI",
+    "HookContext",
+    "HookEvent",
+    "HookRegistry",
+    "HookResult",
+    "HookRun",
+    "KeyConflict",
     "ListingPage",
     "MergeResult",
     "MergeStrategy",
@@ -82,6 +101,7 @@ __all__ = [
     "RangeSettings",
     "Repository",
     "RepositoryInfo",
+    "Resolution",
     "ResolvedRef",
     "Run",
     "Tag",

@@ -11,6 +11,7 @@ from dataclasses import replace
 from graveler import validate
 from graveler.context import RepoContext
 from graveler.errors import AlreadyExists, BranchNotFound, InvalidArgument
+from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Tag
 from graveler.operations import update_branch
 from graveler.staging import branch_tokens, new_staging_token
@@ -20,9 +21,13 @@ def create_branch(repo: RepoContext, name: str, source: str | None = None) -> Br
     """Create branch ``name`` at the commit ``source`` resolves to (default: the default
     branch's head; its staged changes are not carried over). Raises AlreadyExists."""
     validate.branch_name(name)
-    commit = repo.resolve(source or repo.info.default_branch).commit
+    origin = source or repo.info.default_branch
+    commit = repo.resolve(origin).commit
     branch = Branch(name, commit.id, new_staging_token(repo.name, name))
+    event = EventRecord(HookEvent.PRE_CREATE_BRANCH, commit, branch=name, source_ref=origin)
+    repo.hooks.run(repo, event)
     repo.refs.create_branch(repo.name, branch)
+    repo.hooks.run(repo, event.after())
     return branch
 
 
@@ -42,8 +47,12 @@ def delete_branch(repo: RepoContext, name: str) -> None:
         raise InvalidArgument(
             f"branch {name!r} is the default branch of {repo.name!r} and cannot be deleted"
         )
+    head = repo.get_commit(repo.refs.get_branch(repo.name, name).commit_id)
+    event = EventRecord(HookEvent.PRE_DELETE_BRANCH, head, branch=name, source_ref=name)
+    repo.hooks.run(repo, event)
     removed = repo.refs.delete_branch(repo.name, name)
     repo.staging.drop_tokens(branch_tokens(removed))
+    repo.hooks.run(repo, event.after())
 
 
 def protect_branch(repo: RepoContext, name: str, protected: bool = True) -> Branch:
@@ -64,8 +73,12 @@ def create_tag(repo: RepoContext, name: str, ref: str) -> Tag:
         raise AlreadyExists(f"{name!r} is already a branch of {repo.name!r}")
     except BranchNotFound:
         pass
-    tag = Tag(name, repo.resolve(ref).commit.id)
+    commit = repo.resolve(ref).commit
+    tag = Tag(name, commit.id)
+    event = EventRecord(HookEvent.PRE_CREATE_TAG, commit, tag=name, source_ref=ref)
+    repo.hooks.run(repo, event)
     repo.refs.create_tag(repo.name, tag)
+    repo.hooks.run(repo, event.after())
     return tag
 
 
@@ -79,4 +92,9 @@ def list_tags(repo: RepoContext) -> list[Tag]:
 
 
 def delete_tag(repo: RepoContext, name: str) -> None:
+    """Delete tag ``name``; raises TagNotFound."""
+    commit = repo.get_commit(repo.refs.get_tag(repo.name, name).commit_id)
+    event = EventRecord(HookEvent.PRE_DELETE_TAG, commit, tag=name, source_ref=name)
+    repo.hooks.run(repo, event)
     repo.refs.delete_tag(repo.name, name)
+    repo.hooks.run(repo, event.after())

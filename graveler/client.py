@@ -11,6 +11,9 @@ the environment; every key is described in :mod:`graveler.config`):
 * ``cache_ram_bytes``, ``cache_disk_bytes``: tree cache budgets.
 * ``store_options``: S3 options (endpoint_url, region, credentials, ...) for ``s3://``
   namespaces; boto3's own credential chain applies where none are given.
+* ``hooks``: a :class:`~graveler.hooks.registry.HookRegistry` of Python hooks for every
+  repository of this client (installed ``graveler.hooks`` entry points add theirs);
+  ``hook_modules`` / ``hook_urls`` settings say what action files may run.
 """
 
 from __future__ import annotations
@@ -22,14 +25,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from graveler import validate
+from graveler import namespaces, validate
 from graveler.commits import make_commit
 from graveler.committed.cache import DEFAULT_DISK_BYTES, DEFAULT_RAM_BYTES, TieredCache
 from graveler.committed.manager import CommittedManager
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
 from graveler.config import ClientSettings
 from graveler.context import CommitCache, RepositoryParts
-from graveler.errors import AlreadyExists, InvalidArgument
+from graveler.external import ExternalStores
+from graveler.hooks.dispatch import HookDispatcher
+from graveler.hooks.registry import HookRegistry
+from graveler.hooks.runners import HookPolicy
 from graveler.model import EMPTY_METARANGE_ID, Branch, RangeSettings
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore import ObjectStore, open_object_store
@@ -57,6 +63,7 @@ class Graveler:
         cache_disk_bytes: int | None = None,
         store_options: Mapping[str, Any] | None = None,
         settings: ClientSettings | None = None,
+        hooks: HookRegistry | None = None,
     ) -> None:
         explicit = ClientSettings(
             home=None if home is None else os.fspath(home),
@@ -78,6 +85,8 @@ class Graveler:
         self.store_options = dict(self.settings.store_options)
         self.commit_cache: CommitCache = CommitCache(COMMIT_CACHE_SIZE)
         self.read_cache = ReadCache()
+        self.hooks = HookDispatcher(_copy(hooks), self.metadata, _policy(self.settings))
+        self.external = ExternalStores(self.store_options)
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -114,10 +123,11 @@ class Graveler:
         """Create a repository with an initial empty commit on ``default_branch``."""
         validate.repository_name(name)
         validate.branch_name(default_branch)
-        namespace = _normalize_namespace(storage_namespace or self.default_namespace(name))
+        given = storage_namespace or self.default_namespace(name)
+        namespace = namespaces.canonical_namespace(given)
         settings = validate_settings(range_settings or DEFAULT_RANGE_SETTINGS)
-        self._check_namespace_free(name, namespace)
-        self.object_store(namespace)  # refuses an unusable namespace before anything is written
+        store = self.object_store(namespace)  # refuses an unusable namespace, writes nothing
+        namespaces.check_free(self.metadata, self.object_store, name, namespace)
         created = datetime.now(UTC)
         info = RepositoryInfo(name, namespace, default_branch, created, settings)
         initial = make_commit(
@@ -125,6 +135,7 @@ class Graveler:
         )
         branch = Branch(default_branch, initial.id, new_staging_token(name, default_branch))
         self.metadata.create_repository(info, initial, branch)
+        namespaces.claim_new(self.metadata, store, info, self.database_url)  # or undo the row
         return self._open(info)
 
     def repository(self, name: str) -> Repository:
@@ -133,6 +144,7 @@ class Graveler:
 
     def _open(self, info: RepositoryInfo) -> Repository:
         store = self.object_store(info.storage_namespace)
+        namespaces.claim_on_open(store, info, self.database_url)  # older repositories get one
         committed = CommittedManager(store, self.cache, info.range_settings)
         parts = RepositoryParts(
             self.metadata,
@@ -142,6 +154,8 @@ class Graveler:
             self.commit_cache,
             self.settings,
             self.read_cache,
+            self.hooks,
+            self.external,
         )
         return Repository(info, parts)
 
@@ -155,26 +169,18 @@ class Graveler:
         self.commit_cache.clear()
         self.read_cache.clear()
 
-    def _check_namespace_free(self, name: str, namespace: str) -> None:
-        for other in self.metadata.list_repositories():
-            if other.storage_namespace == namespace and other.name != name:
-                raise AlreadyExists(
-                    f"storage namespace {namespace} is already used by repository {other.name!r}"
-                )
+
+def _copy(hooks: HookRegistry | None) -> HookRegistry:
+    """A registry of its own for the client (entry points are added to it, not to the
+    caller's)."""
+    registry = HookRegistry()
+    if hooks is not None:
+        registry.extend(hooks)
+    return registry
 
 
-def _normalize_namespace(uri: str) -> str:
-    if not validate.text(uri, "storage namespace"):
-        raise InvalidArgument("storage namespace must be a non-empty URI or path")
-    if "://" not in uri:
-        if not os.path.isabs(uri):
-            uri = os.path.abspath(uri)
-        return Path(uri).as_uri()
-    if not uri.startswith(("file://", "s3://", "mem://")):
-        raise InvalidArgument(
-            f"unsupported storage namespace {uri!r}: use file://, s3:// or mem://"
-        )
-    return uri.rstrip("/")
+def _policy(settings: ClientSettings) -> HookPolicy:
+    return HookPolicy(tuple(settings.hook_modules or ()), tuple(settings.hook_urls or ()))
 
 
 def _budget(value: int | None, default: int) -> int:

@@ -18,7 +18,11 @@ Keys (blank values count as unset), with the environment variable each one falls
 * ``aws_access_key_id``, ``aws_secret_access_key``, ``aws_session_token`` (``AWS_*`` of the
   same names; ``s3_access_key_id`` ... are accepted too): explicit S3 credentials, treated as
   secrets;
-* ``store.<option>``: any S3 store option by its own name.
+* ``store.<option>``: any S3 store option by its own name;
+* ``hook_modules`` (``GRAVELER_HOOK_MODULES``), ``hook_urls`` (``GRAVELER_HOOK_URLS``):
+  comma-separated lists of the Python modules and webhook URL prefixes that action files
+  stored in repositories may use (:mod:`graveler.hooks.runners`); empty by default, so
+  action files run nothing until the operator allows it.
 
 ``store.<option>`` names are those of :class:`graveler.objectstore.s3.S3ObjectStore`
 (``endpoint_url``, ``region``, ``access_key_id``, ``secret_access_key``, ``session_token``,
@@ -34,10 +38,10 @@ settings to another process (a Spark executor).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from graveler.errors import InvalidArgument
 
@@ -73,6 +77,8 @@ _ENV_FIELDS: Mapping[str, str] = {
     "database_url": "GRAVELER_DATABASE_URL",
     "cache_ram_bytes": "GRAVELER_CACHE_RAM_BYTES",
     "cache_disk_bytes": "GRAVELER_CACHE_DISK_BYTES",
+    "hook_modules": "GRAVELER_HOOK_MODULES",
+    "hook_urls": "GRAVELER_HOOK_URLS",
 }
 _ENV_STORE: Mapping[str, tuple[str, ...]] = {
     "endpoint_url": ("GRAVELER_S3_ENDPOINT_URL",),
@@ -82,6 +88,8 @@ _ENV_STORE: Mapping[str, tuple[str, ...]] = {
     "session_token": ("AWS_SESSION_TOKEN",),
 }
 REDACTED = "***"
+#: Query parameters whose values are secrets (``?password=...``), hidden by redact_url.
+_SECRET_QUERY = re.compile(r"((?:password|passwd|pwd|secret|token)[^=&]*)=[^&]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -95,10 +103,15 @@ class ClientSettings:
     cache_ram_bytes: int | None = None
     cache_disk_bytes: int | None = None
     store_options: Mapping[str, Any] = field(default_factory=dict)
+    #: What action files may run (comma-separated text or a sequence; see graveler.hooks).
+    hook_modules: tuple[str, ...] | None = None
+    hook_urls: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         # Store options are checked and typed once, whichever door they came through.
         object.__setattr__(self, "store_options", _store_options(self.store_options))
+        object.__setattr__(self, "hook_modules", _names(self.hook_modules))
+        object.__setattr__(self, "hook_urls", _names(self.hook_urls))
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ClientSettings:
@@ -118,6 +131,8 @@ class ClientSettings:
             cache_ram_bytes=_bytes(given, "cache_ram_bytes"),
             cache_disk_bytes=_bytes(given, "cache_disk_bytes"),
             store_options=store,
+            hook_modules=_names(given.get("hook_modules")),
+            hook_urls=_names(given.get("hook_urls")),
         )
 
     @classmethod
@@ -148,7 +163,7 @@ class ClientSettings:
         """The settings as flat ``from_mapping`` keys, secrets included: for shipping to
         another process. Never log the result."""
         out = {
-            f.name: str(getattr(self, f.name))
+            f.name: _flat(getattr(self, f.name))
             for f in fields(self)
             if f.name != "store_options" and getattr(self, f.name) is not None
         }
@@ -162,6 +177,8 @@ class ClientSettings:
             "cache_ram_bytes": self.cache_ram_bytes,
             "cache_disk_bytes": self.cache_disk_bytes,
             "store_options": redact_options(self.store_options),
+            "hook_modules": self.hook_modules,
+            "hook_urls": self.hook_urls,
         }
         body = ", ".join(f"{k}={v!r}" for k, v in shown.items() if v not in (None, {}))
         return f"ClientSettings({body})"
@@ -175,18 +192,16 @@ def redact_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def redact_url(url: str) -> str:
-    """``url`` with its password (if any) replaced by ``***``; text that is not a URL with
-    credentials comes back unchanged."""
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return url
-    if not password:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{user}:{REDACTED}@{host}"))
+    """``url`` fit for a message, a log line or a repr: the password between ``scheme://user:``
+    and the last ``@`` hidden (so an unencoded ``@`` or ``/`` in it is hidden too), and
+    ``password=``-style query values. Text only, for any URL; the refs database renders its
+    own URLs with SQLAlchemy's password hiding (:func:`graveler.refs.db.redact_url`), which
+    agrees with this."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if sep and at and ":" in userinfo:
+        url = f"{scheme}://{userinfo.split(':', 1)[0]}:{REDACTED}@{host}"
+    return _SECRET_QUERY.sub(rf"\1={REDACTED}", url)
 
 
 def _store_options(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -210,6 +225,18 @@ def _merge_store(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[st
     if any(k in first for k in SECRET_STORE_OPTIONS):
         second = {k: v for k, v in second.items() if k not in SECRET_STORE_OPTIONS}
     return {**second, **first}
+
+
+def _names(value: Any) -> tuple[str, ...] | None:
+    """A comma-separated list (or a sequence) of names, blanks dropped; None when unset."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else [str(v) for v in value]
+    return tuple(i.strip() for i in items if i.strip())
+
+
+def _flat(value: Any) -> str:
+    return ",".join(value) if isinstance(value, tuple) else str(value)
 
 
 def _text(value: Any) -> str | None:

@@ -16,6 +16,9 @@ from typing import Protocol
 
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
+from graveler.errors import NotFound
+from graveler.external import ExternalStores
+from graveler.hookevents import EventRecord, HookRun, HookRunStore
 from graveler.lru import LruCache
 from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo
@@ -27,13 +30,51 @@ from graveler.views import ReadCache, ReadView
 CommitCache = LruCache[tuple[str, str], Commit]
 
 
+class HookDispatch(Protocol):
+    """Runs the hooks an event matches (see :mod:`graveler.hooks`); ``runs`` is where runs
+    are recorded."""
+
+    @property
+    def runs(self) -> HookRunStore: ...
+
+    def run(self, repo: RepoContext, record: EventRecord) -> str | None:
+        """Run every hook ``record`` matches and record the run; returns its ID, or None when
+        no hook matched. A failing ``pre-`` hook raises HookAborted (the caller then changes
+        nothing); ``post-`` hooks never raise."""
+        ...
+
+
+class _NoRuns:
+    def add_hook_run(self, run: HookRun) -> None:
+        pass
+
+    def get_hook_run(self, repo: str, run_id: str) -> HookRun:
+        raise NotFound(f"hook run {run_id!r} not found in repository {repo!r}")
+
+    def list_hook_runs(self, repo: str, **filters: object) -> list[HookRun]:
+        return []
+
+
+class _NoHooks:
+    runs: HookRunStore = _NoRuns()
+
+    def run(self, repo: RepoContext, record: EventRecord) -> str | None:
+        return None
+
+
+#: A dispatcher that runs nothing (repositories built without a client).
+NO_HOOKS: HookDispatch = _NoHooks()
+
+
 @dataclass(frozen=True, slots=True)
 class RepositoryParts:
     """The stores one repository works through. ``commits`` may be shared between repositories
     (keys carry the repository name); the others are bound to this repository's namespace
     (``store``, ``committed``) or shared databases (``refs``, ``staging``). ``settings`` are
     the client's, for work that opens the same stores in another process (Spark executors).
-    ``reads`` (views of commit IDs and branches, decoded entries) is shared like ``commits``."""
+    ``reads`` (views of commit IDs and branches, decoded entries) is shared like ``commits``.
+    ``hooks`` runs the client's hooks and the repository's action files; ``external`` opens
+    the stores of imported objects that live outside the namespace."""
 
     refs: RefStore
     staging: StagingStore
@@ -42,6 +83,8 @@ class RepositoryParts:
     commits: CommitCache
     settings: ClientSettings
     reads: ReadCache = field(default_factory=ReadCache)
+    hooks: HookDispatch = NO_HOOKS
+    external: ExternalStores = field(default_factory=ExternalStores)
 
 
 class RepoContext(Protocol):
@@ -64,6 +107,12 @@ class RepoContext(Protocol):
 
     @property
     def committed(self) -> CommittedManager: ...
+
+    @property
+    def hooks(self) -> HookDispatch: ...
+
+    @property
+    def external(self) -> ExternalStores: ...
 
     def get_commit(self, commit_id: str) -> Commit:
         """A commit by full ID (cached; commits are immutable). Raises CommitNotFound."""

@@ -11,6 +11,11 @@ The *value* (entry layout v1) is binary, decoded on every stat, so it avoids JSO
     | address | checksum | content_type | (u32 len(k) | u32 len(v) | k | v) per pair, sorted
 
 All strings are UTF-8. Unknown versions and truncated values are refused with CorruptFile.
+
+Layout 2 is the same bytes with version 2: an entry whose address is *external*, a full URI
+(``s3://bucket/key``, ``file:///path``) of an object outside the repository's namespace that
+``import`` referenced without copying. Every other entry's address is namespace-relative and
+stays inside the namespace; the version byte keeps the two kinds apart in every tree.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from graveler.model import StagedEntry
 
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 ENTRY_LAYOUT = 1
+EXTERNAL_LAYOUT = 2
+_LAYOUTS = (ENTRY_LAYOUT, EXTERNAL_LAYOUT)
 _HEAD = struct.Struct(">BQqIIII")
 _PAIR = struct.Struct(">II")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -36,15 +43,19 @@ _MICROSECOND = timedelta(microseconds=1)
 
 @dataclass(frozen=True, slots=True)
 class ObjectEntry:
-    """An object as stored in a branch, tag or commit."""
+    """An object as stored in a branch, tag or commit. ``physical_address`` is relative to
+    the repository's storage namespace, unless ``external``: then it is the full URI of an
+    object outside it, which only ``Repository.import_data`` creates (staging refuses such
+    entries) and which garbage collection never deletes."""
 
     path: str
-    physical_address: str  # relative to the repository's storage namespace
+    physical_address: str
     size: int
     checksum: str  # hex sha256 of the content
     mtime: datetime
     content_type: str = DEFAULT_CONTENT_TYPE
     metadata: Mapping[str, str] = field(default_factory=dict)
+    external: bool = False
 
     @property
     def key(self) -> bytes:
@@ -61,7 +72,7 @@ class ObjectEntry:
         micros = (self.mtime - _EPOCH) // _MICROSECOND
         parts = [
             _HEAD.pack(
-                ENTRY_LAYOUT,
+                EXTERNAL_LAYOUT if self.external else ENTRY_LAYOUT,
                 self.size,
                 micros,
                 len(address),
@@ -86,10 +97,11 @@ class ObjectEntry:
 
 
 def physical_address_of(key: bytes, value: bytes) -> str:
-    """Only the physical address of an encoded entry (what GC needs), without a full decode."""
+    """Only the physical address of an encoded entry (what GC needs), without a full decode.
+    An external entry's address is a full URI, which never names a key of the namespace."""
     try:
         version, _, _, la, *_ = _HEAD.unpack_from(value)
-        if version != ENTRY_LAYOUT or _HEAD.size + la > len(value):
+        if version not in _LAYOUTS or _HEAD.size + la > len(value):
             raise CorruptFile(f"entry for {key!r} is not a valid object entry")
         return value[_HEAD.size : _HEAD.size + la].decode()
     except (struct.error, UnicodeDecodeError) as exc:
@@ -100,7 +112,7 @@ def decode(key: bytes, value: bytes) -> ObjectEntry:
     """Inverse of :meth:`ObjectEntry.encode`; raises CorruptFile on malformed input."""
     try:
         version, size, micros, la, lc, lt, pairs = _HEAD.unpack_from(value)
-        if version != ENTRY_LAYOUT:
+        if version not in _LAYOUTS:
             raise CorruptFile(f"entry for {key!r} has unknown layout version {version}")
         pos = _HEAD.size
         address = value[pos : pos + la].decode()
@@ -125,6 +137,7 @@ def decode(key: bytes, value: bytes) -> ObjectEntry:
             _EPOCH + timedelta(microseconds=micros),
             content_type,
             metadata,
+            version == EXTERNAL_LAYOUT,
         )
     except (struct.error, UnicodeDecodeError) as exc:
         raise CorruptFile(f"entry for {key!r} is not a valid object entry") from exc

@@ -44,6 +44,10 @@ class InvalidURI(InvalidArgument):
     """A ``graveler://`` / ``lakefs://`` / storage URI cannot be parsed or is not supported."""
 
 
+class InvalidAction(InvalidArgument):
+    """An action file (``_graveler_actions/*.yaml``) is malformed."""
+
+
 # --- missing things ----------------------------------------------------------------------------
 
 
@@ -90,6 +94,11 @@ class AlreadyExists(Conflict):
     """A name is taken (repository, branch, tag)."""
 
 
+class NamespaceInUse(AlreadyExists):
+    """A storage namespace is, lies inside or contains another repository's namespace, or its
+    ownership marker names another repository. A repository owns its namespace alone."""
+
+
 class MergeConflict(Conflict):
     """A three-way merge found keys changed differently on both sides."""
 
@@ -119,6 +128,16 @@ class NoChanges(Conflict):
 
 class DirtyBranch(Conflict):
     """The branch has uncommitted changes that the operation would silently drop."""
+
+
+class HookAborted(Conflict):
+    """A ``pre-`` hook failed, so the operation was refused and changed nothing (lakeFS's
+    HookAbortError). ``run_id`` names the recorded run (``graveler actions runs describe``)."""
+
+    def __init__(self, event: str, run_id: str, reason: str) -> None:
+        self.event = event
+        self.run_id = run_id
+        super().__init__(f"{event} hook failed (run {run_id}): {reason}")
 
 
 # --- storage and integrity ---------------------------------------------------------------------

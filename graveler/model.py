@@ -80,11 +80,14 @@ class StagedEntry:
 
 @dataclass(frozen=True, slots=True)
 class ResolvedRef:
-    """What a ref expression points at. ``branch`` is set for a plain branch name, whose reads
-    include the branch's staged changes."""
+    """What a ref expression points at. ``branch`` is set for a plain branch name (and for
+    ``branch$``), whose reads include the branch's staged changes. ``view`` is the branch
+    modifier the expression used: ``"@"`` (committed state only, ``branch`` unset), ``"$"``
+    (explicitly the staged view), or None."""
 
     commit: Commit
     branch: Branch | None = None
+    view: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

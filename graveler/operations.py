@@ -23,10 +23,18 @@ from graveler import validate
 from graveler.commits import make_commit, merge_base
 from graveler.committed.apply import Change
 from graveler.committed.merge import MergeStrategy
+from graveler.conflicts import (
+    LAKEFS_MERGE_STRATEGY_KEY,
+    ConflictResolver,
+    lakefs_strategy_name,
+    record_resolver,
+)
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import BranchMoved, DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
+from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Commit, MergeResult
+from graveler.objects import checked_entry
 from graveler.staging import as_changes, branch_tokens, merged_staging, new_staging_token
 from graveler.validate import object_key as validate_key
 from graveler.validate import prefix_key
@@ -151,10 +159,12 @@ def _commit_sealed(
     metarange_id, _ = repo.committed.apply(parent.metarange_id, changes)
     if metarange_id == parent.metarange_id and not allow_empty:
         raise NoChanges(f"branch {b.name!r}: the staged changes do not change anything")
-    new = advance_branch(
-        repo, b, make_commit([parent], metarange_id, message, who, meta), sealed_tokens=()
-    )
+    proposed = make_commit([parent], metarange_id, message, who, meta)
+    event = EventRecord(HookEvent.PRE_COMMIT, proposed, branch=b.name, source_ref=b.name)
+    repo.hooks.run(repo, event)
+    new = advance_branch(repo, b, proposed, sealed_tokens=())
     repo.staging.drop_tokens(b.sealed_tokens)
+    repo.hooks.run(repo, event.after())
     return new
 
 
@@ -183,7 +193,7 @@ def import_entries(
     if start.protected:
         raise ProtectedBranch(f"branch {branch!r} is protected: import on another branch")
     base = repo.get_commit(start.commit_id).metarange_id
-    changes = (Change(e.key, e.to_record()) for e in _validated(entries))
+    changes = (Change(e.key, e.to_record()) for e in _validated(repo, entries))
     imported, _ = repo.committed.apply(base, changes)
     if imported == base:
         raise NoChanges(f"importing into {branch!r} changes nothing")
@@ -196,18 +206,25 @@ def import_entries(
             tree, _ = repo.committed.merge(
                 base, imported, head.metarange_id, MergeStrategy.SOURCE_WINS
             )
-        return advance_branch(repo, b, make_commit([head], tree, message, who, meta))
+        proposed = make_commit([head], tree, message, who, meta)
+        event = EventRecord(HookEvent.PRE_COMMIT, proposed, branch=branch, source_ref=branch)
+        repo.hooks.run(repo, event)
+        new = advance_branch(repo, b, proposed)
+        repo.hooks.run(repo, event.after())
+        return new
 
     return retry_moved(attempt, f"import into {branch!r}")
 
 
-def _validated(entries: Iterable[ObjectEntry]) -> Iterator[ObjectEntry]:
+def _validated(repo: RepoContext, entries: Iterable[ObjectEntry]) -> Iterator[ObjectEntry]:
     for e in entries:
         validate_key(e.path)
-        yield e
+        if e.external:
+            raise InvalidArgument(f"entry {e.path!r} has an external address; use import_data")
+        yield checked_entry(repo.info.storage_namespace, e)
 
 
-# --- merge and revert ---------------------------------------------------------------------------
+# --- merge ---------------------------------------------------------------------------------------
 
 
 def merge(
@@ -220,11 +237,15 @@ def merge(
     metadata: Mapping[str, str] | None = None,
     committer: str | None = None,
     fast_forward: bool = True,
+    resolver: ConflictResolver | None = None,
 ) -> MergeResult:
     """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's head
-    before and after. Raises NoChanges when ``source`` is already merged, MergeConflict (with
-    the conflicting paths) when the strategy does not decide a conflict, DirtyBranch when
-    ``dest`` has uncommitted changes."""
+    before and after. Conflicting keys go to ``resolver`` first (see
+    :mod:`graveler.conflicts`), then to ``strategy``. A merge commit records the strategy under
+    lakeFS's key ``.lakefs.merge.strategy`` (``default`` when none) as well. Raises NoChanges
+    when ``source`` is already merged, MergeConflict (with the conflicting paths) when neither
+    resolver nor strategy decides a conflict, DirtyBranch when ``dest`` has uncommitted
+    changes, HookAborted when a pre-merge hook fails."""
     strat = MergeStrategy.parse(strategy)
     meta = validate.metadata(metadata)
     if message is not None:
@@ -233,7 +254,9 @@ def merge(
     src = repo.resolve(source).commit
     if strat is not MergeStrategy.NONE:
         meta[MERGE_STRATEGY_KEY] = strat.value
+    meta[LAKEFS_MERGE_STRATEGY_KEY] = lakefs_strategy_name(strat)
     text = message or f"Merge '{source}' into '{dest}'"
+    records = record_resolver(resolver)
 
     def attempt() -> MergeResult:
         b = _clean_branch(repo, dest, "merge into")
@@ -241,50 +264,24 @@ def merge(
         base = merge_base(repo.get_commit, src, head)
         if base is not None and base.id == src.id:
             raise NoChanges(f"{source!r} is already merged into {dest!r}")
-        if base is not None and base.id == head.id and fast_forward:
-            return MergeResult(head, advance_branch(repo, b, src, record=False), True)
-        base_mr = base.metarange_id if base is not None else ""
-        mr, _ = repo.committed.merge(base_mr, src.metarange_id, head.metarange_id, strat)
-        return MergeResult(
-            head, advance_branch(repo, b, make_commit([head, src], mr, text, who, meta))
+        fast = base is not None and base.id == head.id and fast_forward
+        if fast:
+            proposed = src  # a fast-forward publishes the source commit itself
+        else:
+            base_mr = base.metarange_id if base is not None else ""
+            mr, _ = repo.committed.merge(
+                base_mr, src.metarange_id, head.metarange_id, strat, records
+            )
+            proposed = make_commit([head, src], mr, text, who, meta)
+        event = EventRecord(
+            HookEvent.PRE_MERGE, proposed, branch=dest, source_ref=src.id, merge_source=source
         )
+        repo.hooks.run(repo, event)
+        merged = advance_branch(repo, b, proposed, record=not fast)
+        repo.hooks.run(repo, event.after())
+        return MergeResult(head, merged, fast)
 
     return retry_moved(attempt, f"merge into {dest!r}")
-
-
-def revert(
-    repo: RepoContext,
-    branch: str,
-    ref: str,
-    *,
-    parent_number: int | None = None,
-    committer: str | None = None,
-) -> Commit:
-    """Commit on ``branch`` the inverse of the changes ``ref`` introduced."""
-    target = repo.resolve(ref).commit
-    if not target.parents:
-        raise InvalidArgument(f"{ref!r} is the repository's first commit; nothing to revert")
-    if len(target.parents) > 1 and parent_number is None:
-        raise InvalidArgument(f"{ref!r} is a merge commit: pass parent_number (1 or 2)")
-    index = (parent_number or 1) - 1
-    if not 0 <= index < len(target.parents):
-        raise InvalidArgument(f"{ref!r} has no parent number {parent_number}")
-    parent = repo.get_commit(target.parents[index])
-    who = _committer(committer)
-
-    def attempt() -> Commit:
-        b = _clean_branch(repo, branch, "revert on")
-        if b.protected:
-            raise ProtectedBranch(f"branch {branch!r} is protected")
-        head = repo.get_commit(b.commit_id)
-        mr, _ = repo.committed.merge(target.metarange_id, parent.metarange_id, head.metarange_id)
-        if mr == head.metarange_id:
-            raise NoChanges(f"reverting {ref!r} changes nothing on {branch!r}")
-        meta = {".graveler.revert.commit": target.id}
-        text = f"Revert {target.id[:12]}: {target.message}"
-        return advance_branch(repo, b, make_commit([head], mr, text, who, meta))
-
-    return retry_moved(attempt, f"revert on {branch!r}")
 
 
 def _clean_branch(repo: RepoContext, name: str, what: str) -> Branch:

@@ -8,6 +8,7 @@ verified against the recorded size and SHA-256 as they are read.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import BinaryIO
 
 from graveler import entry as entries
@@ -18,6 +19,7 @@ from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument, ObjectNotFound
 from graveler.listing import ListingPage, list_page
 from graveler.objects import full_address, open_verified, read_verified
+from graveler.objectstore.port import ObjectStore
 from graveler.staging import combined_records
 
 
@@ -80,28 +82,39 @@ def stat_many(repo: RepoContext, ref: str, paths: Sequence[str]) -> list[ObjectE
 def open_object(repo: RepoContext, ref: str, path: str) -> BinaryIO:
     """A streaming reader of the object's bytes. Reading it to the end verifies size and
     SHA-256 and raises CorruptFile on a mismatch (not after a seek)."""
-    return open_verified(repo.store, stat(repo, ref, path))
+    return open_entry(repo, stat(repo, ref, path))
 
 
 def get(repo: RepoContext, ref: str, path: str) -> bytes:
     """The object's bytes; CorruptFile when they are not the recorded size and SHA-256."""
-    return read_verified(repo.store, stat(repo, ref, path))
+    return read_entry(repo, stat(repo, ref, path))
 
 
 def read_entry(repo: RepoContext, entry: ObjectEntry) -> bytes:
     """The bytes of an entry already looked up (by :func:`stat` or a listing), verified:
     CorruptFile when they are not the recorded size and SHA-256."""
-    return read_verified(repo.store, entry)
+    return read_verified(*_located(repo, entry))
 
 
 def open_entry(repo: RepoContext, entry: ObjectEntry) -> BinaryIO:
     """A verifying stream over the bytes of an entry already looked up."""
-    return open_verified(repo.store, entry)
+    return open_verified(*_located(repo, entry))
 
 
 def physical_uri(repo: RepoContext, entry: ObjectEntry) -> str:
-    """The full URI of ``entry``'s bytes inside the repository's namespace."""
+    """The full URI of ``entry``'s bytes: inside the repository's namespace, or the external
+    address of an imported object."""
+    if entry.external:
+        return entry.physical_address
     return full_address(repo.info.storage_namespace, entry.physical_address)
+
+
+def _located(repo: RepoContext, entry: ObjectEntry) -> tuple[ObjectStore, ObjectEntry]:
+    """The store holding ``entry``'s bytes, and the entry with its key in that store."""
+    if not entry.external:
+        return repo.store, entry
+    store, key = repo.external.locate(entry.physical_address)
+    return store, replace(entry, physical_address=key)
 
 
 def iter_objects(

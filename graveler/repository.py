@@ -9,16 +9,28 @@ every method is a function of :mod:`graveler.branches`, :mod:`graveler.reads`,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import builtins
 from contextlib import AbstractContextManager
 from typing import Any
 
-from graveler import branches, operations, reads, uploads, writes
-from graveler.commits import first_parent_log
+from graveler import (
+    branches,
+    cherrypick,
+    hardreset,
+    imports,
+    operations,
+    reads,
+    staged,
+    uploads,
+    writes,
+)
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
-from graveler.context import RepositoryParts
+from graveler.context import HookDispatch, RepositoryParts
 from graveler.errors import InvalidArgument
+from graveler.external import ExternalStores
+from graveler.hookevents import HookRun
+from graveler.log import log_commits
 from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore.port import ObjectStore
@@ -63,6 +75,16 @@ class Repository:
         return self.parts.committed
 
     @property
+    def hooks(self) -> HookDispatch:
+        """Runs this repository's hooks (the client's and its action files)."""
+        return self.parts.hooks
+
+    @property
+    def external(self) -> ExternalStores:
+        """The stores of imported objects outside the namespace."""
+        return self.parts.external
+
+    @property
     def settings(self) -> ClientSettings:
         """The settings of the client this handle came from."""
         return self.parts.settings
@@ -88,11 +110,7 @@ class Repository:
         over it, as of now (see :mod:`graveler.views`)."""
         return self.parts.reads.view(self, ref)
 
-    def log(self, ref: str, amount: int | None = None) -> Iterator[Commit]:
-        """Commits from ``ref`` back along first parents, newest first."""
-        if amount is not None and amount < 0:
-            raise InvalidArgument("amount must be >= 0")
-        return first_parent_log(self.get_commit, self.resolve(ref).commit, amount)
+    log = log_commits
 
     # --- branches and tags ----------------------------------------------------------------------
 
@@ -125,16 +143,43 @@ class Repository:
     physical_uri = reads.physical_uri
     iter_objects = reads.iter_objects
     list = reads.list_objects
+    stat_staged = staged.stat_staged
+    get_staged = staged.get_staged
+    iter_staged = staged.iter_staged
+    list_staged = staged.list_staged
 
     # --- versioning -----------------------------------------------------------------------------
 
     commit = operations.commit
     merge = operations.merge
-    revert = operations.revert
+    revert = cherrypick.revert
+    cherry_pick = cherrypick.cherry_pick
     reset = operations.reset
+    reset_hard = hardreset.reset_hard
     diff = operations.diff_refs
     diff_uncommitted = operations.diff_uncommitted
     import_entries = operations.import_entries
+    import_data = imports.import_data
+
+    def hook_runs(
+        self,
+        *,
+        branch: str | None = None,
+        commit_id: str | None = None,
+        after: str | None = None,
+        amount: int = 100,
+    ) -> builtins.list[HookRun]:
+        """Recorded hook runs, newest first, optionally of one branch or commit (the commit
+        the event made or acted on); ``after`` (a run ID) pages on."""
+        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 1:
+            raise InvalidArgument("amount must be a positive integer")
+        return self.parts.hooks.runs.list_hook_runs(
+            self.name, branch=branch, commit_id=commit_id, after=after, amount=amount
+        )
+
+    def hook_run(self, run_id: str) -> HookRun:
+        """One recorded hook run; raises NotFound."""
+        return self.parts.hooks.runs.get_hook_run(self.name, run_id)
 
     def transaction(
         self, base: str | None = None, **kwargs: Any

@@ -1,28 +1,44 @@
 """Resolving ref expressions (see :mod:`graveler.refexpr`) against one repository.
 
 A base is tried as a full commit ID, then a branch, then a tag, then a unique commit-ID
-prefix; ``~N`` and ``^N`` then walk parents. Only a plain branch name resolves with its branch,
-so that reads of it include staged changes.
+prefix; ``~N`` and ``^N`` then walk parents. Only a plain branch name (or ``branch$``)
+resolves with its branch, so that reads of it include staged changes; ``branch@`` is the
+branch's head commit alone.
 """
 
 from __future__ import annotations
 
 from graveler.context import RepoContext
-from graveler.errors import BranchNotFound, CommitNotFound, RefNotFound, TagNotFound
+from graveler.errors import BranchNotFound, CommitNotFound, InvalidRef, RefNotFound, TagNotFound
 from graveler.model import Commit, ResolvedRef
 from graveler.refexpr import looks_like_commit_prefix, parse_ref
 
 
 def resolve(repo: RepoContext, ref: str) -> ResolvedRef:
-    """Resolve ``ref``; raises InvalidRef for a malformed expression, RefNotFound otherwise."""
+    """Resolve ``ref``; raises InvalidRef for a malformed expression (or ``@`` / ``$`` on
+    something that is not a branch), RefNotFound otherwise."""
     expr = parse_ref(ref)
     resolved = resolve_base(repo, expr.base)
     if expr.is_plain:
         return resolved
+    view = expr.branch_view
+    if view is not None:
+        if resolved.branch is None:
+            raise InvalidRef(f"ref {ref!r}: '{view}' applies to branches only")
+        return ResolvedRef(resolved.commit, resolved.branch if view == "$" else None, view)
     commit = resolved.commit
     for op, n in expr.modifiers:
         commit = _walk(repo, commit, op, n, ref)
     return ResolvedRef(commit)
+
+
+def resolve_commit(repo: RepoContext, ref: str) -> Commit:
+    """The commit ``ref`` names, refusing ``branch$`` (lakeFS: a commit cannot be taken from
+    uncommitted changes). A plain branch name means its head commit."""
+    resolved = resolve(repo, ref)
+    if resolved.view == "$":
+        raise InvalidRef(f"ref {ref!r} names uncommitted changes, not a commit")
+    return resolved.commit
 
 
 def resolve_base(repo: RepoContext, base: str) -> ResolvedRef:

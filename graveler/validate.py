@@ -9,7 +9,14 @@ from collections.abc import Mapping, Sequence
 from graveler.errors import InvalidKey, InvalidName
 
 REPOSITORY_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
-_REF_FORBIDDEN = re.compile(r"[~^:\s\\?*\[\x00-\x1f\x7f]")
+#: Names of new branches and tags (lakeFS's rule): ASCII letters, digits, ``_`` and ``-``,
+#: starting with a letter, a digit or ``_``. No look-alikes (zero-width, bidi, fullwidth or
+#: combining characters) and no ``/``, which no ``graveler://`` URI could address.
+REF_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+#: Tags may also hold ``.`` (``v1.0``), but not ``..``, not last and not as ``.lock`` at the end.
+TAG_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_-])?")
+COMMIT_ID = re.compile(r"[0-9a-f]{64}")
+_REF_FORBIDDEN = re.compile(r"[~^@$:\s\\?*\[\x00-\x1f\x7f]")
 MAX_KEY_BYTES = 1024
 MAX_NAME_LENGTH = 256
 
@@ -24,14 +31,38 @@ def repository_name(name: str) -> str:
 
 
 def branch_name(name: str) -> str:
-    return _ref_name(name, "branch")
+    """``name`` unchanged if a new branch may have it (:data:`REF_NAME`), else InvalidName."""
+    return _new_ref_name(name, "branch", REF_NAME, "")
 
 
 def tag_name(name: str) -> str:
-    return _ref_name(name, "tag")
+    """``name`` unchanged if a new tag may have it (:data:`TAG_NAME`), else InvalidName."""
+    return _new_ref_name(name, "tag", TAG_NAME, ", '.' (not '..', not last, no '.lock' end)")
 
 
-def _ref_name(name: str, what: str) -> str:
+def _new_ref_name(name: str, what: str, rule: re.Pattern[str], extra: str) -> str:
+    """lakeFS's rule, applied when a ref is created (never when one is read or deleted)."""
+    problem = None
+    if not isinstance(name, str) or not name:
+        problem = "it is empty"
+    elif len(name) > MAX_NAME_LENGTH:
+        problem = f"it is longer than {MAX_NAME_LENGTH} characters"
+    elif not rule.fullmatch(name) or ".." in name or name.endswith(".lock"):
+        problem = (
+            f"use only ASCII letters, digits, '_' and '-'{extra}, starting with a letter, "
+            "a digit or '_'"
+        )
+    elif COMMIT_ID.fullmatch(name):
+        problem = "it looks like a commit ID"
+    if problem:
+        raise InvalidName(f"invalid {what} name {name!r}: {problem}")
+    return name
+
+
+def stored_ref_name(name: str, what: str) -> str:
+    """The older, looser rule, for names that may already exist because they were created
+    before :data:`REF_NAME` was enforced: a refs dump holding one can still be restored, so
+    no data is stranded."""
     problem = None
     if not isinstance(name, str) or not name:
         problem = "it is empty"
@@ -40,14 +71,14 @@ def _ref_name(name: str, what: str) -> str:
     elif not _is_utf8(name):
         problem = "it is not valid UTF-8 text"
     elif _REF_FORBIDDEN.search(name):
-        problem = "it contains '~', '^', ':', whitespace or another forbidden character"
+        problem = "it contains '~', '^', '@', '$', ':', whitespace or another forbidden character"
     elif ".." in name or "@{" in name:
         problem = "it contains '..' or '@{'"
     elif name.startswith(("-", "/", ".")) or name.endswith(("/", ".", ".lock")):
         problem = "it starts with '-', '/' or '.', or ends with '/', '.' or '.lock'"
     elif "//" in name or name == "@":
         problem = "it contains '//' or is '@'"
-    elif re.fullmatch(r"[0-9a-f]{64}", name):
+    elif COMMIT_ID.fullmatch(name):
         problem = "it looks like a commit ID"
     if problem:
         raise InvalidName(f"invalid {what} name {name!r}: {problem}")

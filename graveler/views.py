@@ -27,7 +27,7 @@ from graveler.errors import BranchNotFound
 from graveler.model import Branch, Commit, ResolvedRef, StagedEntry
 from graveler.refexpr import looks_like_commit_prefix, parse_ref
 from graveler.refs.port import BranchView, StagingStore
-from graveler.staging import merged_staging
+from graveler.staging import merged_staging, staged_lookup
 
 #: Decoded entries a client keeps (about 600 bytes each).
 ENTRY_CACHE_SIZE = 32_768
@@ -166,11 +166,7 @@ class TokenStaging:
         self._tokens = (branch.staging_token, *branch.sealed_tokens)
 
     def lookup(self, key: bytes) -> StagedEntry | None:
-        for token in self._tokens:
-            found = self._staging.get_staged(token, key)
-            if found is not None:
-                return found
-        return None
+        return staged_lookup(self._staging, self._tokens, key)
 
     def iter_staged(self, start: bytes = b"", prefix: bytes = b"") -> Iterator[StagedEntry]:
         return merged_staging(self._staging, self._tokens, start, prefix)

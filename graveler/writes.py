@@ -17,8 +17,9 @@ from graveler import entry as entries
 from graveler import validate
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
+from graveler.errors import InvalidArgument
 from graveler.model import StagedEntry
-from graveler.objects import HashingReader, new_physical_address, normalize_address
+from graveler.objects import HashingReader, checked_entry, new_physical_address, normalize_address
 from graveler.objectstore._io import iter_chunks
 from graveler.reads import stat
 
@@ -140,8 +141,9 @@ def stage_entries(
     repo: RepoContext, branch: str, items: Iterable[ObjectEntry], *, delete: Iterable[str] = ()
 ) -> int:
     """Stage many entries in one transaction; returns how many. Paths in ``delete`` are
-    removed in the same transaction (an entry in ``items`` at such a path wins). Raises
-    BranchNotFound or ProtectedBranch (nothing is staged then)."""
+    removed in the same transaction (an entry in ``items`` at such a path wins). Physical
+    addresses are checked as ``link`` checks them (InvalidArgument). Raises BranchNotFound or
+    ProtectedBranch; nothing is staged on any error."""
     count = 0
 
     def staged() -> Iterator[StagedEntry]:
@@ -150,8 +152,12 @@ def stage_entries(
             yield StagedEntry(validate.object_key(path), None, None)
         for e in items:
             validate.object_key(e.path)
+            if e.external:
+                raise InvalidArgument(
+                    f"entry {e.path!r} has an external address; only import creates those"
+                )
             count += 1
-            yield e.to_staged()
+            yield checked_entry(repo.info.storage_namespace, e).to_staged()
 
     repo.staging.stage(repo.name, branch, staged())
     return count

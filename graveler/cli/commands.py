@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from graveler import runs
 from graveler import uri as uris
-from graveler.cli import fs, maintenance
+from graveler.cli import actions, fs, history, maintenance
 from graveler.cli import gc as gc_command
 from graveler.cli.output import Output, branch_doc, diff_doc, repo_doc, tag_doc
 from graveler.cli.shared import (
@@ -19,10 +20,13 @@ from graveler.cli.shared import (
     status,
 )
 from graveler.client import Graveler
+from graveler.conflicts import load_resolver
+from graveler.errors import InvalidArgument
 
 
 def dispatch(args: argparse.Namespace, out: Output) -> int:
-    name = args.command + ("_" + args.action if getattr(args, "action", None) else "")
+    parts = [args.command, getattr(args, "action", None), getattr(args, "runs_action", None)]
+    name = "_".join(p for p in parts if p)
     handler: Handler = HANDLERS[name]
     with Graveler(home=args.home, database_url=args.database_url) as gv:
         return handler(gv, args, out)
@@ -107,6 +111,10 @@ def branch_delete(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 def branch_reset(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, name, _ = ref_uri(gv, a.uri)
+    if a.hard is not None:
+        if a.prefix:
+            raise InvalidArgument("--hard resets the whole branch: drop --prefix")
+        return history.reset_hard(repo, name, a.hard, out)
     repo.reset(name, a.prefix)
     scope = f" under {a.prefix!r}" if a.prefix else ""
     done(out, {"reset": name, "prefix": a.prefix}, f"Uncommitted changes{scope} on {name} dropped")
@@ -117,6 +125,35 @@ def branch_protect(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, name, _ = ref_uri(gv, a.uri)
     b = repo.protect_branch(name)
     done(out, branch_doc(b), f"Branch {name} is protected: it accepts merges only")
+    return 0
+
+
+def branch_prune(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    repo, _ = repo_of(gv, a.uri)
+    age = runs.parse_age(a.older_than)
+    found = runs.prune(repo, prefix=a.prefix, older_than=age, dry_run=a.dry_run)
+    if out.as_json:
+        out.json(
+            {
+                "dry_run": a.dry_run,
+                "branches": [
+                    {
+                        "name": b.name,
+                        "commit_id": b.commit_id,
+                        "idle_since": b.idle_since.isoformat(),
+                    }
+                    for b in found
+                ],
+            }
+        )
+        return 0
+    verb = "Would delete" if a.dry_run else "Deleted"
+    out.table(
+        None,
+        ["BRANCH", "COMMIT", "IDLE SINCE"],
+        [(b.name, b.commit_id[:12], f"{b.idle_since:%Y-%m-%d %H:%M:%S}") for b in found],
+    )
+    out.message(f"{verb} {len(found)} branches of {repo.name} idle for over {a.older_than}")
     return 0
 
 
@@ -159,19 +196,6 @@ def commit(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def log(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
-    repo, ref, _ = ref_uri(gv, a.uri)
-    commits = list(repo.log(ref, a.amount))
-    if out.as_json:
-        from graveler.cli.output import commit_doc
-
-        out.json([commit_doc(c) for c in commits])
-    else:
-        for c in commits:
-            out.commit(c)
-    return 0
-
-
 def show(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, ref, _ = ref_uri(gv, a.uri)
     out.commit(repo.resolve(ref).commit)
@@ -203,16 +227,10 @@ def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 def merge(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, source, _ = ref_uri(gv, a.source)
     dest = same_repo(repo, a.dest)
+    resolver = load_resolver(a.resolver) if a.resolver else None
     with status(out, f"Merging {source} into {dest} ..."):
-        merged = repo.merge(source, dest, strategy=a.strategy, message=a.message)
+        merged = repo.merge(source, dest, strategy=a.strategy, message=a.message, resolver=resolver)
     out.commit(merged.commit, heading=f"Merged {source} into {dest}:")
-    return 0
-
-
-def revert(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
-    repo, branch, _ = ref_uri(gv, a.branch)
-    c = repo.revert(branch, same_repo(repo, a.ref), parent_number=a.parent_number)
-    out.commit(c, heading=f"Reverted on {branch}:")
     return 0
 
 
@@ -230,16 +248,17 @@ HANDLERS: dict[str, Handler] = {
     "branch_delete": branch_delete,
     "branch_reset": branch_reset,
     "branch_protect": branch_protect,
+    "branch_prune": branch_prune,
     "tag_create": tag_create,
     "tag_list": tag_list,
     "tag_delete": tag_delete,
     **fs.HANDLERS,
     "commit": commit,
-    "log": log,
     "show": show,
     "diff": diff,
     "merge": merge,
-    "revert": revert,
+    **history.HANDLERS,
+    **actions.HANDLERS,
     **maintenance.HANDLERS,
     "gc": gc,
 }

@@ -70,7 +70,7 @@ def fs_stat(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, ref, path = ref_uri(gv, a.uri)
     if not path:
         raise InvalidURI(f"{a.uri!r} needs a path: graveler://REPO/REF/PATH")
-    entry = repo.stat(ref, path)
+    entry = repo.stat_staged(ref, path) if a.staged else repo.stat(ref, path)
     doc = entry_doc(entry, repo.physical_uri(entry))
     out.json(doc) if out.as_json else out.mapping(doc)
     return 0
@@ -80,7 +80,7 @@ def fs_ls(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, ref, prefix = ref_uri(gv, a.uri)
     rows: list[tuple[str, str, str, str]] = []
     docs: list[dict[str, object]] = []
-    for item in _listing(repo, ref, prefix, a.recursive):
+    for item in _listing(repo, ref, prefix, a.recursive, a.staged):
         if isinstance(item, str):
             docs.append({"type": "common_prefix", "path": item})
             rows.append(("dir", item, "", ""))
@@ -95,15 +95,17 @@ def fs_ls(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 
 def _listing(
-    repo: Repository, ref: str, prefix: str, recursive: bool
+    repo: Repository, ref: str, prefix: str, recursive: bool, staged: bool = False
 ) -> Iterator[str | ObjectEntry]:
-    """Objects (and, unless recursive, common prefixes as strings) in path order."""
+    """Objects (and, unless recursive, common prefixes as strings) in path order; with
+    ``staged``, only what is staged on branch ``ref``."""
     if recursive:
-        yield from repo.iter_objects(ref, prefix)
+        yield from (repo.iter_staged if staged else repo.iter_objects)(ref, prefix)
         return
     after = ""
+    lister = repo.list_staged if staged else repo.list
     while True:
-        page = repo.list(ref, prefix, delimiter="/", after=after)
+        page = lister(ref, prefix, delimiter="/", after=after)
         items: list[str | ObjectEntry] = [*page.common_prefixes, *page.objects]
         yield from sorted(items, key=lambda x: x if isinstance(x, str) else x.path)
         if page.next_after is None:

@@ -3,7 +3,10 @@
 Retention comes from ``--rules FILE`` (lakeFS JSON shape) or ``--retention-days`` plus
 ``--branch-retention BRANCH=DAYS``; ``--grace-hours`` protects recent objects. ``--spark`` runs
 the Spark implementation from the ``graveler_spark`` provider, reached through importlib
-only (the engine never imports Spark).
+only (the engine never imports Spark), on ``--master`` (else Spark's own ``spark.master``, as
+set by ``spark-submit``, else ``local[*]``). Store settings are those of every other command
+(``GRAVELER_S3_ENDPOINT_URL``, ``AWS_*``), over which Spark's S3A keys
+(``spark.hadoop.fs.s3a.*``) win; the executors get them with the job.
 """
 
 from __future__ import annotations
@@ -40,12 +43,19 @@ def run(repo: Repository, a: argparse.Namespace, out: Output, interactive: bool)
     if a.grace_hours < 0:
         raise InvalidArgument(f"--grace-hours must be >= 0, got {a.grace_hours}")
     grace = timedelta(hours=a.grace_hours)
+    if a.master and not a.spark:
+        raise InvalidArgument("--master needs --spark")
     with _progress(out, interactive) as progress:
         if a.spark:
-            spark_gc = _spark_module()
-            session = spark_gc.spark_session()
-            result: GCReport = spark_gc.collect_garbage_spark(
-                session, repo, rules, grace=grace, dry_run=a.dry_run, progress=progress
+            result: GCReport = _spark_module().collect_garbage_cli(
+                repo.name,
+                rules,
+                home=a.home,
+                database_url=a.database_url,
+                master=a.master,
+                grace=grace,
+                dry_run=a.dry_run,
+                progress=progress,
             )
         else:
             result = collect_garbage(repo, rules, grace=grace, dry_run=a.dry_run, progress=progress)

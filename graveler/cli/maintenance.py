@@ -37,6 +37,11 @@ def _print_report(out: Output, r: FsckReport) -> None:
     )
     for p in r.problems:
         out.message(f"[red]{p.kind.value}[/red] {p.subject}: {p.detail}")
+    if r.expired_objects:
+        out.message(
+            f"{len(r.expired_objects)} object(s) of {r.expired_commits} expired commit(s) "
+            "deleted by garbage collection (not a problem)"
+        )
     dangling = [
         ("dangling object", r.dangling_objects),
         ("dangling tree file", r.dangling_tree_files),

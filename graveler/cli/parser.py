@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="SQLAlchemy URL of the refs database (env GRAVELER_DATABASE_URL)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON document per command")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     repo = sub.add_parser("repo", help="create, list and delete repositories")
     rs = repo.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = rs.add_parser("delete", help="delete a repository's refs (object data is kept)")
     d.add_argument("uri", metavar="graveler://REPO")
 
-    br = sub.add_parser("branch", help="create, list, delete, reset and protect branches")
+    br = sub.add_parser("branch", help="create, list, delete, reset, protect and prune branches")
     bs = br.add_subparsers(dest="action", required=True, parser_class=_Parser)
     c = bs.add_parser("create", help="create a branch from a ref")
     c.add_argument("uri", metavar="graveler://REPO/BRANCH")
@@ -58,12 +58,23 @@ def build_parser() -> argparse.ArgumentParser:
     bs.add_parser("delete", help="delete a branch").add_argument(
         "uri", metavar="graveler://REPO/BRANCH"
     )
-    r = bs.add_parser("reset", help="drop uncommitted changes")
+    r = bs.add_parser("reset", help="drop uncommitted changes (--hard: also move the head)")
     r.add_argument("uri", metavar="graveler://REPO/BRANCH")
     r.add_argument("--prefix", default=None, help="only changes under this path prefix")
+    r.add_argument(
+        "--hard",
+        default=None,
+        metavar="REF",
+        help="move the branch to REF and drop every uncommitted change",
+    )
     bs.add_parser("protect", help="allow merges only").add_argument(
         "uri", metavar="graveler://REPO/BRANCH"
     )
+    pr = bs.add_parser("prune", help="delete kept run branches idle for longer than an age")
+    pr.add_argument("uri", metavar="graveler://REPO")
+    pr.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 90m, 12h, 7d, 2w")
+    pr.add_argument("--prefix", required=True, help="run branch name prefix, e.g. airflow-")
+    pr.add_argument("--dry-run", action="store_true", help="list them, delete nothing")
 
     tag = sub.add_parser("tag", help="create, list and delete tags")
     ts = tag.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -82,12 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     fss.add_parser("cat", help="object bytes to stdout").add_argument(
         "uri", metavar="graveler://REPO/REF/PATH"
     )
-    fss.add_parser("stat", help="object metadata").add_argument(
-        "uri", metavar="graveler://REPO/REF/PATH"
-    )
+    st = fss.add_parser("stat", help="object metadata")
+    st.add_argument("uri", metavar="graveler://REPO/REF/PATH")
+    st.add_argument("--staged", action="store_true", help="only what is staged (REF: a branch)")
     ls = fss.add_parser("ls", help="list objects")
     ls.add_argument("uri", metavar="graveler://REPO/REF/[PREFIX]")
     ls.add_argument("--recursive", "-r", action="store_true")
+    ls.add_argument("--staged", action="store_true", help="only what is staged (REF: a branch)")
     rm = fss.add_parser("rm", help="delete objects (staged until commit)")
     rm.add_argument("uri", metavar="graveler://REPO/BRANCH/PATH")
     rm.add_argument("--recursive", "-r", action="store_true")
@@ -97,9 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-m", "--message", required=True)
     c.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
 
-    lg = sub.add_parser("log", help="first-parent history of a ref")
-    lg.add_argument("uri", metavar="graveler://REPO/REF")
-    lg.add_argument("--amount", type=int, default=None)
+    _history_parsers(sub, bs)
     sub.add_parser("show", help="the commit a ref resolves to").add_argument(
         "uri", metavar="graveler://REPO/REF"
     )
@@ -115,12 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("dest", metavar="graveler://REPO/DEST")
     m.add_argument("--strategy", choices=["dest-wins", "source-wins"], default=None)
     m.add_argument("-m", "--message", default=None)
+    m.add_argument(
+        "--resolver",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="conflict resolver, an installed callable (before --strategy)",
+    )
 
-    rv = sub.add_parser("revert", help="commit the inverse of a commit")
-    rv.add_argument("branch", metavar="graveler://REPO/BRANCH")
-    rv.add_argument("ref", metavar="graveler://REPO/REF")
-    rv.add_argument("--parent-number", type=int, default=None)
-
+    _actions_parsers(sub)
     _maintenance_parsers(sub)
     _gc_parser(sub)
     return p
@@ -154,6 +166,13 @@ def _gc_parser(sub: Any) -> None:
     g.add_argument("uri", metavar="graveler://REPO")
     g.add_argument("--dry-run", action="store_true", help="only print what would be deleted")
     g.add_argument("--spark", action="store_true", help="run as a Spark job (graveler_spark)")
+    g.add_argument(
+        "--master",
+        default=None,
+        metavar="URL",
+        help="Spark master for --spark (default: spark.master, e.g. from spark-submit, "
+        "else local[*])",
+    )
     g.add_argument("--rules", metavar="FILE", help="retention rules JSON (lakeFS format)")
     g.add_argument("--retention-days", type=float, default=None, metavar="DAYS")
     g.add_argument(
@@ -170,3 +189,106 @@ def _gc_parser(sub: Any) -> None:
         metavar="HOURS",
         help="never delete objects younger than this (default 24)",
     )
+
+
+def _history_parsers(sub: Any, branch_sub: Any) -> None:
+    """Add ``log``, ``cherry-pick`` and ``revert`` to the top-level commands and ``revert``
+    to ``branch``."""
+    lg = sub.add_parser("log", help="commit history of a ref (every ancestor, newest first)")
+    lg.add_argument("uri", metavar="graveler://REPO/REF")
+    lg.add_argument("--amount", "-n", type=int, default=None, help="list at most N commits")
+    lg.add_argument("--first-parent", action="store_true", help="follow first parents only")
+    lg.add_argument("--no-merges", action="store_true", help="skip merge commits")
+    lg.add_argument(
+        "--objects",
+        action="append",
+        default=[],
+        metavar="PATH[,PATH]",
+        help="only commits that changed these objects",
+    )
+    lg.add_argument(
+        "--prefixes",
+        action="append",
+        default=[],
+        metavar="PREFIX[,PREFIX]",
+        help="only commits that changed objects under these prefixes",
+    )
+    lg.add_argument(
+        "--since", default=None, metavar="RFC3339", help="stop at commits older than this time"
+    )
+    lg.add_argument(
+        "--until", default=None, metavar="RFC3339", help="hide commits newer than this time"
+    )
+    lg.add_argument("--stop-at", default=None, metavar="REF", help="end with this commit")
+    lg.add_argument("--show-meta-range-id", action="store_true")
+    cp = sub.add_parser("cherry-pick", help="apply the changes of a commit to a branch")
+    cp.add_argument("ref", metavar="graveler://REPO/REF")
+    cp.add_argument("branch", metavar="graveler://REPO/BRANCH")
+    _commit_options(cp, "the picked commit's")
+    for parser in (
+        sub.add_parser("revert", help="commit the inverse of commits"),
+        branch_sub.add_parser("revert", help="commit the inverse of commits"),
+    ):
+        parser.add_argument("branch", metavar="graveler://REPO/BRANCH")
+        parser.add_argument(
+            "refs",
+            nargs="+",
+            metavar="REF",
+            help="commits to revert, in order (refs or graveler:// URIs)",
+        )
+        _commit_options(parser, "'Revert <id>: <message>'")
+
+
+def _commit_options(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument(
+        "-m",
+        "--parent-number",
+        type=int,
+        default=None,
+        help="for a merge commit: the parent (from 1) the change is measured against",
+    )
+    p.add_argument("--message", default=None, help=f"commit message (default: {default})")
+    p.add_argument(
+        "--meta",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="commit metadata (replaces the default)",
+    )
+    p.add_argument("--allow-empty", action="store_true", help="commit even if nothing changes")
+
+
+def _actions_parsers(sub: Any) -> None:
+    """Add ``actions`` and ``import`` to the CLI's sub-command parsers."""
+    act = sub.add_parser("actions", help="hook runs and action files")
+    acts = act.add_subparsers(dest="action", required=True, parser_class=type(act))
+    runs = acts.add_parser("runs", help="recorded hook runs")
+    rs = runs.add_subparsers(dest="runs_action", required=True, parser_class=type(act))
+    ls = rs.add_parser("list", help="hook runs, newest first")
+    ls.add_argument("uri", metavar="graveler://REPO")
+    ls.add_argument("--branch", default=None, help="only runs of this branch")
+    ls.add_argument("--commit", default=None, help="only runs of this commit ID")
+    ls.add_argument("--amount", type=int, default=100)
+    ls.add_argument("--after", default=None, metavar="RUN_ID", help="page on after this run")
+    d = rs.add_parser("describe", help="one hook run and its hooks")
+    d.add_argument("uri", metavar="graveler://REPO")
+    d.add_argument("run_id", metavar="RUN_ID")
+    v = acts.add_parser("validate", help="check an action file")
+    v.add_argument("path", metavar="FILE")
+    imp = sub.add_parser("import", help="commit existing objects by reference (no copy)")
+    imp.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="URI",
+        help="file:///dir or s3://bucket/prefix; outside every namespace",
+    )
+    imp.add_argument(
+        "--to",
+        dest="dest",
+        required=True,
+        metavar="graveler://REPO/BRANCH/PATH",
+        help="branch and path prefix (what was under it is replaced)",
+    )
+    imp.add_argument("-m", "--message", default=None)
+    imp.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")

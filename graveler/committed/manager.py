@@ -16,7 +16,7 @@ from graveler.committed.cache import TieredCache
 from graveler.committed.diff import DiffEntry, diff_trees
 from graveler.committed.files import MetarangeData, TreeFiles
 from graveler.committed.iterator import TreeIterator
-from graveler.committed.merge import MergeStrategy, merge_trees
+from graveler.committed.merge import MergeStrategy, RecordResolver, merge_trees
 from graveler.committed.record import RangeInfo, ValueRecord
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
 from graveler.keyspace import successor
@@ -141,8 +141,10 @@ class CommittedManager:
         source_id: str,
         dest_id: str,
         strategy: MergeStrategy | str | None = None,
+        resolver: RecordResolver | None = None,
     ) -> tuple[str, ApplySummary]:
-        """Three-way merge; raises MergeConflict. Trivial cases never touch ranges."""
+        """Three-way merge; raises MergeConflict. Trivial cases never touch ranges.
+        ``resolver`` decides conflicting keys before ``strategy`` (see merge_trees)."""
         strat = MergeStrategy.parse(strategy)
         if source_id in (base_id, dest_id):
             return dest_id, ApplySummary()
@@ -155,6 +157,7 @@ class CommittedManager:
             self.ranges(source_id),
             self.ranges(dest_id),
             strat,
+            resolver,
         )
 
 

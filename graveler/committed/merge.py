@@ -15,14 +15,16 @@ missing       B               missing               B
 missing       B               C                     conflict (added differently)
 ============  ==============  ====================  ==========================================
 
-Conflicts go to the strategy: ``dest-wins`` keeps the destination, ``source-wins`` takes the
-source, no strategy raises :class:`MergeConflict` listing every conflicting key. Only source's
+Conflicts go first to the resolver, when one is given (it returns "source", "dest" or None for
+each key; see :mod:`graveler.conflicts`), then to the strategy: ``dest-wins`` keeps the
+destination, ``source-wins`` takes the source, no strategy raises :class:`MergeConflict`
+listing every conflicting key. Only source's
 diff from base and the destination ranges it touches are read, so the cost follows the change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
 
 from graveler.committed.apply import ApplySummary, Change, apply_changes
@@ -32,6 +34,11 @@ from graveler.committed.iterator import TreeIterator
 from graveler.committed.record import RangeInfo, ValueRecord
 from graveler.errors import InvalidArgument, MergeConflict
 from graveler.model import RangeSettings
+
+#: Per-key conflict resolution: (key, base, source, dest) -> "source", "dest" or None.
+RecordResolver = Callable[
+    [bytes, ValueRecord | None, ValueRecord | None, ValueRecord | None], str | None
+]
 
 
 class MergeStrategy(StrEnum):
@@ -58,10 +65,12 @@ def merge_trees(
     source: Sequence[RangeInfo],
     dest: Sequence[RangeInfo],
     strategy: MergeStrategy = MergeStrategy.NONE,
+    resolver: RecordResolver | None = None,
 ) -> tuple[str, ApplySummary]:
     """The merged tree's metarange ID and what it changed in the destination."""
     conflicts: list[bytes] = []
-    changes = _resolve(files, diff_trees(files, base, source), dest, strategy, conflicts)
+    diff = diff_trees(files, base, source)
+    changes = _resolve(files, diff, dest, strategy, conflicts, resolver)
     metarange_id, summary = apply_changes(files, settings, dest, changes)
     if conflicts:
         raise MergeConflict(conflicts)
@@ -74,6 +83,7 @@ def _resolve(
     dest: Sequence[RangeInfo],
     strategy: MergeStrategy,
     conflicts: list[bytes],
+    resolver: RecordResolver | None = None,
 ) -> Iterator[Change]:
     """Changes to apply over the destination, collecting conflicting keys on the way."""
     lookup = _ForwardLookup(files, dest)
@@ -84,10 +94,12 @@ def _resolve(
             yield Change(entry.key, src_rec)
         elif _same(dst_rec, src_rec):
             continue
-        elif strategy is MergeStrategy.SOURCE_WINS:
-            yield Change(entry.key, src_rec)
-        elif strategy is MergeStrategy.NONE:
-            conflicts.append(entry.key)
+        else:
+            choice = resolver(entry.key, base_rec, src_rec, dst_rec) if resolver else None
+            if choice == "source" or (choice is None and strategy is MergeStrategy.SOURCE_WINS):
+                yield Change(entry.key, src_rec)
+            elif choice is None and strategy is MergeStrategy.NONE:
+                conflicts.append(entry.key)
 
 
 def _same(a: ValueRecord | None, b: ValueRecord | None) -> bool:

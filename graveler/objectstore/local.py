@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import os
 import stat as stat_mod
+import tempfile
 from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import BinaryIO
@@ -33,6 +34,7 @@ from graveler.objectstore.local_writer import (
     LocalObjectWriter,
     fsync_directory,
     fsync_directory_async,
+    unlink_quietly,
 )
 from graveler.objectstore.port import ObjectInfo
 
@@ -121,6 +123,30 @@ class LocalObjectStore:
         directories = {os.path.dirname(self._path(key)) for key in keys}
         for future in [fsync_directory_async(d) for d in directories]:
             future.result()
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """Create ``key`` unless a file is there: a complete, fsynced temp file is hard-linked
+        to the key's path (``link`` fails atomically when the path exists), so a reader never
+        sees a partial object and of racing writers exactly one wins."""
+        path = self._path(key)
+        directory = os.path.dirname(path)
+        try:
+            self._ensure_directory(directory)
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=TMP_PREFIX)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+            finally:
+                unlink_quietly(tmp)
+            fsync_directory(directory)
+        except OSError as exc:
+            raise self._error("creating", key, exc) from exc
+        return True
 
     def _ensure_directory(self, directory: str) -> None:
         """Create ``directory`` and its missing parents, fsyncing each new entry's parent."""

@@ -68,6 +68,16 @@ class MemoryObjectStore:
             self._objects[key] = stored
         return ObjectInfo(key, len(value), stored.mtime)
 
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """Store ``data`` under ``key`` unless something is there; True when stored."""
+        validate_key(key)
+        stored = _Stored(bytes(data), utc_now())
+        with self._lock:
+            if key in self._objects:
+                return False
+            self._objects[key] = stored
+        return True
+
     def _lookup(self, key: str) -> _Stored:
         validate_key(key)
         with self._lock:

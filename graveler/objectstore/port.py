@@ -10,6 +10,9 @@ Contracts shared by every backend (checked by ``tests/objectstore/test_conforman
 * ``put`` is atomic: a reader sees the old object, or the complete new one, never a prefix.
   ``data`` is ``bytes`` or a binary file-like object read in chunks (streamed, never slurped).
 * ``get``/``open``/``read_range``/``stat`` raise :class:`ObjectNotFound` for a missing key.
+* ``put_if_absent`` creates an object only when none exists at the key, atomically: of
+  several concurrent callers exactly one gets True, the others False, and the object is the
+  winner's (used for the repository's ownership marker, :mod:`graveler.namespaces`).
 * ``delete`` of a missing key is not an error.
 * ``list`` yields every object whose key starts with ``prefix`` (a plain string prefix, not a
   directory), recursively, sorted by key.
@@ -104,6 +107,11 @@ class ObjectStore(Protocol):
     def sync(self, keys: Iterable[str]) -> None:
         """Make durable the objects committed under ``keys`` by writers opened with
         ``durable=False``."""
+        ...
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """Create ``key`` with ``data`` unless an object is already there (then nothing is
+        written). True when this call created it. Atomic against concurrent callers."""
         ...
 
     def get(self, key: str) -> bytes:

@@ -54,6 +54,8 @@ DEFAULT_REGION = "us-east-1"
 MULTIPART_CHUNK = 8 << 20
 #: How often a response body that breaks off mid-read is re-requested.
 BODY_READ_ATTEMPTS = 3
+#: How often a conditional PutObject that S3 answers with 409 (a concurrent one) is tried.
+CONDITIONAL_ATTEMPTS = 4
 
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _NOT_FOUND_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
@@ -221,7 +223,8 @@ class S3ObjectStore:
             )
         return StorageError(
             f"{action} {where} failed: {exc}; check the endpoint "
-            f"({self._endpoint or 'AWS default'}), the network and the credentials "
+            f"({self._endpoint or 'AWS default: no endpoint_url or ' + ENDPOINT_ENV + ' given'}), "
+            "the network and the credentials "
             f"(gave up after up to {self._max_attempts} attempt(s))"
         )
 
@@ -293,6 +296,31 @@ class S3ObjectStore:
 
     def sync(self, keys: Iterable[str]) -> None:
         """Nothing to do: every commit is already durable (as durable as this store gets)."""
+        return None
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """PutObject with ``If-None-Match: *`` (S3 conditional writes): S3 refuses with 412
+        when the key exists. A 409 (a concurrent conditional write still in flight) is
+        retried a few times. Services that ignore the header would overwrite: use S3 or a
+        compatible store that implements conditional writes."""
+        full = self._full_key(key)
+        payload = bytes(data)
+        for attempt in range(1, CONDITIONAL_ATTEMPTS + 1):
+            try:
+                self._client.put_object(
+                    Bucket=self._bucket, Key=full, Body=payload, IfNoneMatch="*"
+                )
+                return True
+            except ClientError as exc:
+                code = _code(exc)
+                if code == "PreconditionFailed":
+                    return False
+                if code != "ConditionalRequestConflict" or attempt == CONDITIONAL_ATTEMPTS:
+                    raise self._error(exc, "creating", key) from exc
+            except BotoCoreError as exc:
+                raise self._error(exc, "creating", key) from exc
+            time.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def get(self, key: str) -> bytes:
         """The whole object; ObjectNotFound if missing."""

@@ -22,7 +22,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
+from graveler import config
 from graveler.errors import AlreadyExists, GravelerError, InvalidArgument, StorageError
 from graveler.refs.changes import ChangeMarker, local_only, sqlite_marker
 
@@ -63,8 +64,9 @@ class Database:
         """
         try:
             parsed = make_url(url)
-        except ArgumentError as exc:
-            raise InvalidArgument(f"invalid database URL {url!r}: {exc}") from exc
+        except (ArgumentError, ValueError, TypeError) as exc:
+            # not chained: the cause may quote the URL, password included
+            raise InvalidArgument(f"invalid database URL {redact_url(url)}: {exc}") from None
         self.dialect = parsed.get_backend_name()
         if self.dialect not in SUPPORTED_DIALECTS:
             raise InvalidArgument(
@@ -75,9 +77,11 @@ class Database:
                 self.engine = _sqlite_engine(url, busy_timeout)
             else:
                 self.engine = create_engine(url, pool_pre_ping=True)
-        except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        except (ArgumentError, NoSuchModuleError, ImportError, ValueError, TypeError) as exc:
             hint = " (needs: pip install 'graveler[postgres]')" if self.is_postgres else ""
-            raise InvalidArgument(f"cannot open database URL {url!r}: {exc}{hint}") from exc
+            raise InvalidArgument(
+                f"cannot open database URL {redact_url(url)}: {exc}{hint}"
+            ) from None
         self._writer = self.engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
         self._relaxed = self.engine.execution_options(
             **{BEGIN_OPTION: "IMMEDIATE", SYNC_OPTION: "NORMAL"}
@@ -147,6 +151,16 @@ def _sqlite_file(database: str | None) -> str | None:
     if database in (None, "", ":memory:") or "mode=memory" in database:
         return None
     return database if database.startswith("file:") else os.path.abspath(database)
+def redact_url(url: object) -> str:
+    """``url`` fit for a message: rendered with SQLAlchemy's password hiding
+    (``render_as_string(hide_password=True)``), then :func:`graveler.config.redact_url` for
+    ``password=``-style query values and for text SQLAlchemy cannot parse (a bad port) or
+    would split wrongly (an unencoded ``@`` in the password)."""
+    text = str(url)
+    if text.count("@") <= 1:
+        with suppress(ArgumentError, ValueError, TypeError):
+            text = make_url(text).render_as_string(hide_password=True)
+    return config.redact_url(text)
 
 
 def _sqlite_engine(url: str, busy_timeout: float) -> Engine:

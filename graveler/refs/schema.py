@@ -161,3 +161,28 @@ staged_entries = Table(
     Column("value", LargeBinary, nullable=True),
     PrimaryKeyConstraint("token", "key", name="pk_graveler_staged_entries"),
 )
+
+# One row per hook run (graveler.hooks): which event, branch and commit, how it ended, and the
+# result of each hook as a JSON array. Listed newest first: run IDs sort by start time.
+hook_runs = Table(
+    "graveler_hook_runs",
+    metadata,
+    Column("repo", name_type(), nullable=False),
+    Column("run_id", name_type(), nullable=False),
+    Column("event", name_type(64), nullable=False),
+    Column("status", name_type(16), nullable=False),
+    Column("branch", name_type(), nullable=True),
+    Column("tag", name_type(), nullable=True),
+    Column("commit_id", name_type(), nullable=False),
+    Column("source_ref", Text, nullable=True),
+    Column("started", UtcDateTime(), nullable=False),
+    Column("ended", UtcDateTime(), nullable=False),
+    Column("hooks", Text, nullable=False),
+    PrimaryKeyConstraint("repo", "run_id", name="pk_graveler_hook_runs"),
+    ForeignKeyConstraint(
+        ["repo"],
+        ["graveler_repositories.name"],
+        name="fk_graveler_hook_runs_repo",
+        ondelete="CASCADE",
+    ),
+)

@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING
 from graveler.refs.db import Database
 from graveler.refs.migrate import upgrade
 from graveler.refs.port import RefStore, StagingStore
+from graveler.refs.sql_hooks import SqlHookRunStore
 from graveler.refs.sql_refs import SqlRefStore
 from graveler.refs.sql_staging import DEFAULT_CHUNK_SIZE, SqlStagingStore
 
 
-class SqlMetadataStore(SqlRefStore, SqlStagingStore):
-    """RefStore + StagingStore on one SQL database; thread-safe (one engine, pooled
-    connections). Use one instance per process; several processes may share the database.
+class SqlMetadataStore(SqlRefStore, SqlStagingStore, SqlHookRunStore):
+    """RefStore + StagingStore (and the HookRunStore of graveler.hooks) on one SQL database;
+    thread-safe (one engine, pooled connections). Use one instance per process; several
+    processes may share the database.
     """
 
     def __init__(
@@ -48,6 +50,7 @@ class SqlMetadataStore(SqlRefStore, SqlStagingStore):
                 upgrade(db)
             SqlRefStore.__init__(self, db)
             SqlStagingStore.__init__(self, db, chunk_size=stage_chunk_size)
+            SqlHookRunStore.__init__(self, db)
         except BaseException:
             db.close()
             raise

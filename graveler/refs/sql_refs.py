@@ -24,7 +24,7 @@ from graveler.keyspace import text_successor
 from graveler.model import Branch, Commit, Repository, Tag
 from graveler.refs import rows
 from graveler.refs.db import Database
-from graveler.refs.schema import branches, commits, repositories, tags
+from graveler.refs.schema import branches, commits, hook_runs, repositories, tags
 from graveler.refs.sql_staging import delete_tokens
 
 _ITER_BATCH = 1_000  # commits per page of iter_commits
@@ -82,7 +82,7 @@ class SqlRefStore:
                 tokens.append(branch.staging_token)
                 tokens.extend(branch.sealed_tokens)
             delete_tokens(conn, tokens)
-            for table in (tags, commits, branches):
+            for table in (hook_runs, tags, commits, branches):
                 conn.execute(delete(table).where(table.c.repo == name))
             conn.execute(delete(repositories).where(repositories.c.name == name))
 

@@ -30,7 +30,7 @@ def new_commits(repo: Repository, head: Commit, seen: str, limit: int = 1000) ->
     if head.id == seen:
         return []
     walked: list[Commit] = []
-    for commit in repo.log(head.id, amount=limit):
+    for commit in repo.log(head.id, amount=limit, first_parent=True):
         if commit.id == seen:
             return [NewCommit(c, c.parents[0] if c.parents else None) for c in reversed(walked)]
         walked.append(commit)
@@ -45,4 +45,4 @@ def touches(repo: Repository, change: NewCommit, prefix: str) -> bool:
     """True when the commit changed (added, changed or removed) a path under ``prefix``."""
     if change.base is None:
         return any(True for _ in repo.iter_objects(change.commit.id, prefix))
-    return any(d.path.startswith(prefix) for d in repo.diff(change.base, change.commit.id))
+    return any(True for _ in repo.diff(change.base, change.commit.id, prefix=prefix))

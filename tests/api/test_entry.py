@@ -53,6 +53,6 @@ def test_truncated_or_unknown_values_are_refused(cut):
     with pytest.raises(CorruptFile):
         entries.decode(b"k", raw[:cut])
     with pytest.raises(CorruptFile):
-        entries.decode(b"k", b"\x02" + raw[1:])
+        entries.decode(b"k", b"\x03" + raw[1:])  # 2 is the external-address layout
     with pytest.raises(CorruptFile):
         entries.decode(b"k", raw + b"x")

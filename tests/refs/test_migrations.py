@@ -22,6 +22,7 @@ TABLES = {
     "graveler_tags",
     "graveler_commits",
     "graveler_staged_entries",
+    "graveler_hook_runs",
     VERSION_TABLE,
 }
 
@@ -30,7 +31,7 @@ def test_upgrade_twice_is_a_no_op(db_url: str) -> None:
     assert current_revision(db_url) is None
     upgrade(db_url)
     upgrade(db_url)
-    assert current_revision(db_url) == head_revision() == "0001"
+    assert current_revision(db_url) == head_revision() == "0003"
     engine = create_engine(db_url)
     try:
         names = set(inspect(engine).get_table_names())
