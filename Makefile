@@ -4,18 +4,30 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS ?= dev,s3,postgres,airflow,dagster,spark,fsspec,dataframes,bench,docs,ui
+EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs,ui
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
+.PHONY: venv shim test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
 
-venv: $(STAMP)
+SHIM_JAR := providers/graveler_spark/jars/graveler-spark-shim.jar
+SHIM_SRC := $(wildcard providers/graveler_spark/jvm/src/io/graveler/spark/*.java) \
+	providers/graveler_spark/jvm/resources/META-INF/services/org.apache.spark.sql.sources.DataSourceRegister
+
+venv: $(STAMP) $(SHIM_JAR)
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[$(EXTRAS)]'
+	$(PY) scripts/providers_pth.py
 	@touch $(STAMP)
+
+# The JVM shim that makes df.write.format("graveler").partitionBy(...) work (see docs/spark.md):
+# compiled with the machine's JDK against the Spark jars of the installed pyspark wheel.
+shim: $(SHIM_JAR)
+
+$(SHIM_JAR): $(SHIM_SRC) | $(STAMP)
+	bash scripts/build-spark-shim.sh $(PY) $@
 
 # Starts the machine's PostgreSQL 15 cluster (idempotent) and creates the test role and database.
 postgres:

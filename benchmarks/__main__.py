@@ -2,11 +2,12 @@
 
     python -m benchmarks [SUITE ...] [--scale 10k|100k|1m|10m] [--json PATH] [--plot DIR]
 
-Without suites it runs lookups, commit, diff, reuse, staging, git and scaling at the chosen
-scale (default 10k, which finishes in under two minutes). ``committed``, ``ranges`` and
+Without suites it runs hotpaths, import, lookups, commit, diff, reuse, staging, git and
+scaling at the chosen scale (default 10k). ``hotpaths`` and ``import`` give the headline
+table (``--markdown FILE`` writes it; see :mod:`benchmarks.headline`). ``committed``, ``ranges`` and
 ``staged-commit`` are the engine-level suites, ``fsck`` times integrity checks; ``fsspec``,
-``dagster-io`` and ``spark`` measure those integrations (they take ``--sizes``; Dagster and
-PySpark are imported only when their suite runs).
+``dagster-io``, ``spark`` and ``spark-tables`` measure those integrations (they take
+``--sizes``; Dagster and PySpark are imported only when their suite runs).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from benchmarks import (
     fsck,
     fsspec_io,
     gitcmp,
+    headline,
+    hotpaths,
+    importcmp,
     lookups,
     ranges,
     reuse,
@@ -40,6 +44,8 @@ from benchmarks.lake import SCALES, Context
 from benchmarks.plots import draw
 
 SUITES: dict[str, Callable[[Context], Any]] = {
+    "hotpaths": hotpaths.run,
+    "import": importcmp.run,
     "lookups": lookups.run,
     "commit": commit.run,
     "diff": diffmerge.run,
@@ -56,6 +62,8 @@ ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
     "fsck": fsck.run,
     "dagster-io": lambda sizes: importlib.import_module("benchmarks.dagster_io").run(sizes),
     "spark": lambda sizes: importlib.import_module("benchmarks.spark").run(sizes),
+    "spark-read": lambda sizes: importlib.import_module("benchmarks.spark").read_ab(sizes),
+    "spark-tables": lambda sizes: importlib.import_module("benchmarks.spark_tables").run(sizes),
 }
 
 
@@ -94,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default=None, help="engine suites: sizes, e.g. 10k,1m")
     parser.add_argument("--json", metavar="PATH", help="write all results as JSON")
     parser.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
+    parser.add_argument(
+        "--markdown", metavar="PATH", help="write the headline table (needs hotpaths, import)"
+    )
     parser.add_argument("--postgres-url", default=None, help="PostgreSQL for the staging suite")
     parser.add_argument(
         "--dry-run", action="store_true", help="check the arguments, print the plan, run nothing"
@@ -126,7 +137,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"plot: {path}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, default=str))
+    _headline(results["suites"], args.markdown)
     return 0
+
+
+def _headline(suites: dict[str, Any], path: str | None) -> None:
+    """Print the headline table when its suites ran (and write it to ``path``)."""
+    if "hotpaths" not in suites or "import" not in suites:
+        return
+    text = headline.markdown(suites["hotpaths"], suites["import"])
+    print("\nheadline (ratios of this run):\n" + text)
+    if path:
+        Path(path).write_text(text)
 
 
 if __name__ == "__main__":

@@ -21,11 +21,13 @@ set-up); one that reads the same N rows from memory as Arrow batches in two part
 no I/O at all (the fastest any Python data source can hand Spark these rows); and one whose
 writer takes the same rows as Arrow batches and discards them (Spark's cost of handing rows to
 any Python writer).
+
+Then the main operations run again on a standalone cluster (``benchmarks/spark_cluster.py``)
+and both sets of figures are printed side by side.
 """
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
@@ -34,30 +36,30 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.lake import timed
+from benchmarks.spark_cluster import measure_on_cluster, print_next_to_local
 
 ROUNDS = 7
 TARGET_RATIO = 1.3
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _session() -> Any:
-    """A local[2] session whose driver and Python workers import this checkout's code."""
-    ours = [str(ROOT), str(ROOT / "providers")]
-    sys.path[:0] = [p for p in ours if p not in sys.path]
-    os.environ["PYTHONPATH"] = os.pathsep.join([*ours, os.environ.get("PYTHONPATH", "")])
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+def _session(shim: bool = False) -> Any:
+    """A local[2] session whose driver and Python workers import this checkout's code (and,
+    with ``shim``, the JVM shim on the driver's class path)."""
+    sys.path[:0] = [p for p in (str(ROOT / "providers"),) if p not in sys.path]
+    from graveler_spark import shim_jar, spark_session
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("graveler-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
+    config = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}
+    jar = shim_jar() if shim else None
+    if jar:
+        config["spark.jars"] = jar
+    return spark_session(
+        "local[2]",
+        app_name="graveler-bench",
+        config=config,
+        pythonpath=[str(ROOT), str(ROOT / "providers")],
+        log_level="ERROR",
     )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
 
 
 def _floor_source() -> type:
@@ -182,7 +184,7 @@ def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable
     }
 
 
-def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
+def measure(spark: Any, n: int, workdir: Path, rounds: int = ROUNDS) -> dict[str, Any]:
     from graveler.client import Graveler
 
     with Graveler(home=workdir / "home") as gv:
@@ -190,14 +192,15 @@ def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
         for fn in ops.values():  # warm-up: JIT, Python workers, imports
             fn()
         times: dict[str, list[float]] = {name: [] for name in ops}
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             for name, fn in ops.items():
                 times[name].append(timed(fn))
     med = {name: statistics.median(ts) for name, ts in times.items()}
     return {
         "n": n,
-        "rounds": ROUNDS,
+        "rounds": rounds,
         "seconds": med,
+        "read_vs_rows_floor": med["graveler_read"] / med["python_ds_read_rows_floor"],
         "write_ratio": med["graveler_write"] / med["plain_write"],
         "write_commit_ratio": med["graveler_write_commit"] / med["plain_write"],
         "read_ratio": med["graveler_read"] / med["plain_read"],
@@ -210,19 +213,28 @@ def measure(spark: Any, n: int, workdir: Path) -> dict[str, Any]:
 
 
 def run(sizes: list[int]) -> dict[str, Any]:
-    n = max(sizes) if sizes else 1_000_000
-    print(
-        f"[spark] writing and reading {n:,} rows, graveler data source vs plain Parquet ...",
-        flush=True,
-    )
+    """Every size of at least 100k (the largest alone when all are smaller), one session;
+    sizes above 1M run 3 rounds instead of ``ROUNDS``."""
+    chosen = [n for n in sorted(sizes) if n >= 100_000] or [max(sizes or [1_000_000])]
     spark = _session()
+    rows = {}
     try:
-        with tempfile.TemporaryDirectory(prefix="graveler-bench-") as tmp:
-            row = measure(spark, n, Path(tmp))
+        for n in chosen:
+            print(f"[spark] writing and reading {n:,} rows, graveler vs plain Parquet ...")
+            with tempfile.TemporaryDirectory(prefix="graveler-bench-") as tmp:
+                rows[n] = measure(spark, n, Path(tmp), ROUNDS if n <= 1_000_000 else 3)
+            _print(rows[n])
     finally:
         spark.stop()
-    _print(row)
-    return row
+    n = chosen[-1]
+    row = rows[n]
+    print("[spark] the same on a standalone cluster (benchmarks/spark_cluster.py) ...", flush=True)
+    with tempfile.TemporaryDirectory(prefix="graveler-bench-cluster-") as tmp:
+        paths = [str(ROOT), str(ROOT / "providers")]
+        rounds = ROUNDS if n <= 1_000_000 else 3
+        row["cluster"] = measure_on_cluster(n, Path(tmp), rounds, operations, paths)
+    print_next_to_local(row)
+    return row if len(chosen) == 1 else {"sizes": rows}
 
 
 def _print(row: dict[str, Any]) -> None:
@@ -247,4 +259,60 @@ def _print(row: dict[str, Any]) -> None:
         f"read); taking these rows and discarding them {s['python_ds_write_floor']:.2f} s "
         f"({row['write_floor_ratio']:.2f}x plain write)"
     )
-    print(f"  medians of {ROUNDS} interleaved rounds after a warm-up round")
+    print(
+        f"  data source read vs the ready-made-batches floor: {row['read_vs_rows_floor']:.2f}x "
+        "(target <= 1.15)"
+    )
+    print(f"  medians of {row['rounds']} interleaved rounds after a warm-up round")
+
+
+def read_ab(sizes: list[int]) -> dict[str, Any]:
+    """Suite ``spark-read``: the data source read with and without its one-batch-ahead decoding
+    thread (option ``prefetch``) against the ready-made-batches floor, interleaved, 5 rounds,
+    one session per run. Target: the read within 1.15x of the floor."""
+    from pyspark.sql import functions as F
+
+    from graveler.client import Graveler
+
+    spark = _session()
+    rows: dict[int, Any] = {}
+    try:
+        spark.dataSource.register(_floor_source())
+        for n in sorted(sizes):
+            with tempfile.TemporaryDirectory(prefix="graveler-bench-") as tmp:
+                gv = Graveler(home=Path(tmp) / "home")
+                repo = gv.create_repository("bench", (Path(tmp) / "ns").as_uri())
+                opts = {"home": str(gv.home), "database_url": gv.database_url}
+                uri = f"graveler://{repo.name}/main/t"
+                df = spark.range(n).select(
+                    "id", (F.col("id") % 7).alias("k"), (F.col("id") * 0.5).alias("v")
+                )
+                df.write.format("graveler").options(**opts).mode("overwrite").save(uri)
+
+                def noop(frame: Any) -> Callable[[], None]:
+                    return lambda: frame.write.format("noop").mode("overwrite").save()
+
+                reader = spark.read.format("graveler").options(**opts)
+                floor = spark.read.format("graveler_bench_floor").option("rows", str(n))
+                ops = {
+                    "floor": noop(floor.load()),
+                    "prefetch": noop(reader.load(uri)),
+                    "inline": noop(reader.option("prefetch", "false").load(uri)),
+                }
+                for fn in ops.values():
+                    fn()
+                times: dict[str, list[float]] = {k: [] for k in ops}
+                for _ in range(5):
+                    for k, fn in ops.items():
+                        times[k].append(timed(fn))
+                gv.close()
+            med = {k: statistics.median(v) for k, v in times.items()}
+            rows[n] = {"seconds": med, **{f"{k}_vs_floor": med[k] / med["floor"] for k in med}}
+            print(
+                f"  {n:,} rows: floor {med['floor']:.2f} s, read {med['prefetch']:.2f} s "
+                f"({rows[n]['prefetch_vs_floor']:.2f}x, target <= 1.15), without the decoding "
+                f"thread {med['inline']:.2f} s ({rows[n]['inline_vs_floor']:.2f}x)"
+            )
+    finally:
+        spark.stop()
+    return rows

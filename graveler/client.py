@@ -25,14 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from graveler import validate
+from graveler import namespaces, validate
 from graveler.commits import make_commit
 from graveler.committed.cache import DEFAULT_DISK_BYTES, DEFAULT_RAM_BYTES, TieredCache
 from graveler.committed.manager import CommittedManager
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
 from graveler.config import ClientSettings
 from graveler.context import CommitCache, RepositoryParts
-from graveler.errors import AlreadyExists, InvalidArgument
 from graveler.external import ExternalStores
 from graveler.hooks.dispatch import HookDispatcher
 from graveler.hooks.registry import HookRegistry
@@ -43,6 +42,7 @@ from graveler.objectstore import ObjectStore, open_object_store
 from graveler.refs.sql import SqlMetadataStore
 from graveler.repository import Repository
 from graveler.staging import new_staging_token
+from graveler.views import ReadCache
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
 #: Commits kept in memory per client (they are immutable; lakeFS keeps 50,000 too).
@@ -84,6 +84,7 @@ class Graveler:
         )
         self.store_options = dict(self.settings.store_options)
         self.commit_cache: CommitCache = CommitCache(COMMIT_CACHE_SIZE)
+        self.read_cache = ReadCache()
         self.hooks = HookDispatcher(_copy(hooks), self.metadata, _policy(self.settings))
         self.external = ExternalStores(self.store_options)
         self._stores: dict[str, ObjectStore] = {}
@@ -122,10 +123,11 @@ class Graveler:
         """Create a repository with an initial empty commit on ``default_branch``."""
         validate.repository_name(name)
         validate.branch_name(default_branch)
-        namespace = _normalize_namespace(storage_namespace or self.default_namespace(name))
+        given = storage_namespace or self.default_namespace(name)
+        namespace = namespaces.canonical_namespace(given)
         settings = validate_settings(range_settings or DEFAULT_RANGE_SETTINGS)
-        self._check_namespace_free(name, namespace)
-        self.object_store(namespace)  # refuses an unusable namespace before anything is written
+        store = self.object_store(namespace)  # refuses an unusable namespace, writes nothing
+        namespaces.check_free(self.metadata, self.object_store, name, namespace)
         created = datetime.now(UTC)
         info = RepositoryInfo(name, namespace, default_branch, created, settings)
         initial = make_commit(
@@ -133,6 +135,7 @@ class Graveler:
         )
         branch = Branch(default_branch, initial.id, new_staging_token(name, default_branch))
         self.metadata.create_repository(info, initial, branch)
+        namespaces.claim_new(self.metadata, store, info, self.database_url)  # or undo the row
         return self._open(info)
 
     def repository(self, name: str) -> Repository:
@@ -141,6 +144,7 @@ class Graveler:
 
     def _open(self, info: RepositoryInfo) -> Repository:
         store = self.object_store(info.storage_namespace)
+        namespaces.claim_on_open(store, info, self.database_url)  # older repositories get one
         committed = CommittedManager(store, self.cache, info.range_settings)
         parts = RepositoryParts(
             self.metadata,
@@ -149,6 +153,7 @@ class Graveler:
             committed,
             self.commit_cache,
             self.settings,
+            self.read_cache,
             self.hooks,
             self.external,
         )
@@ -162,27 +167,7 @@ class Graveler:
         self.metadata.get_repository(name)
         self.metadata.delete_repository(name)
         self.commit_cache.clear()
-
-    def _check_namespace_free(self, name: str, namespace: str) -> None:
-        for other in self.metadata.list_repositories():
-            if other.storage_namespace == namespace and other.name != name:
-                raise AlreadyExists(
-                    f"storage namespace {namespace} is already used by repository {other.name!r}"
-                )
-
-
-def _normalize_namespace(uri: str) -> str:
-    if not validate.text(uri, "storage namespace"):
-        raise InvalidArgument("storage namespace must be a non-empty URI or path")
-    if "://" not in uri:
-        if not os.path.isabs(uri):
-            uri = os.path.abspath(uri)
-        return Path(uri).as_uri()
-    if not uri.startswith(("file://", "s3://", "mem://")):
-        raise InvalidArgument(
-            f"unsupported storage namespace {uri!r}: use file://, s3:// or mem://"
-        )
-    return uri.rstrip("/")
+        self.read_cache.clear()
 
 
 def _copy(hooks: HookRegistry | None) -> HookRegistry:

@@ -38,10 +38,10 @@ settings to another process (a Spark executor).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from graveler.errors import InvalidArgument
 
@@ -88,6 +88,8 @@ _ENV_STORE: Mapping[str, tuple[str, ...]] = {
     "session_token": ("AWS_SESSION_TOKEN",),
 }
 REDACTED = "***"
+#: Query parameters whose values are secrets (``?password=...``), hidden by redact_url.
+_SECRET_QUERY = re.compile(r"((?:password|passwd|pwd|secret|token)[^=&]*)=[^&]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -190,18 +192,16 @@ def redact_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def redact_url(url: str) -> str:
-    """``url`` with its password (if any) replaced by ``***``; text that is not a URL with
-    credentials comes back unchanged."""
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return url
-    if not password:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{user}:{REDACTED}@{host}"))
+    """``url`` fit for a message, a log line or a repr: the password between ``scheme://user:``
+    and the last ``@`` hidden (so an unencoded ``@`` or ``/`` in it is hidden too), and
+    ``password=``-style query values. Text only, for any URL; the refs database renders its
+    own URLs with SQLAlchemy's password hiding (:func:`graveler.refs.db.redact_url`), which
+    agrees with this."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if sep and at and ":" in userinfo:
+        url = f"{scheme}://{userinfo.split(':', 1)[0]}:{REDACTED}@{host}"
+    return _SECRET_QUERY.sub(rf"\1={REDACTED}", url)
 
 
 def _store_options(raw: Mapping[str, Any]) -> dict[str, Any]:

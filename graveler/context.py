@@ -24,6 +24,7 @@ from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore.port import ObjectStore
 from graveler.refs.port import RefStore, StagingStore
+from graveler.views import ReadCache, ReadView
 
 #: Immutable commits by (repository name, commit ID), shared by every repository of a client.
 CommitCache = LruCache[tuple[str, str], Commit]
@@ -71,6 +72,7 @@ class RepositoryParts:
     (keys carry the repository name); the others are bound to this repository's namespace
     (``store``, ``committed``) or shared databases (``refs``, ``staging``). ``settings`` are
     the client's, for work that opens the same stores in another process (Spark executors).
+    ``reads`` (views of commit IDs and branches, decoded entries) is shared like ``commits``.
     ``hooks`` runs the client's hooks and the repository's action files; ``external`` opens
     the stores of imported objects that live outside the namespace."""
 
@@ -80,6 +82,7 @@ class RepositoryParts:
     committed: CommittedManager
     commits: CommitCache
     settings: ClientSettings
+    reads: ReadCache = field(default_factory=ReadCache)
     hooks: HookDispatch = NO_HOOKS
     external: ExternalStores = field(default_factory=ExternalStores)
 
@@ -117,4 +120,14 @@ class RepoContext(Protocol):
 
     def resolve(self, ref: str) -> ResolvedRef:
         """What a ref expression points at. Raises InvalidRef or RefNotFound."""
+        ...
+
+    @property
+    def read_cache(self) -> ReadCache:
+        """Views of refs and decoded entries, shared by the client's repositories."""
+        ...
+
+    def view(self, ref: str) -> ReadView:
+        """What a read at ``ref`` sees (:meth:`graveler.views.ReadCache.view`): the commit, and for
+        a branch name its staged entries, as of now. Raises InvalidRef or RefNotFound."""
         ...

@@ -94,6 +94,11 @@ class AlreadyExists(Conflict):
     """A name is taken (repository, branch, tag)."""
 
 
+class NamespaceInUse(AlreadyExists):
+    """A storage namespace is, lies inside or contains another repository's namespace, or its
+    ownership marker names another repository. A repository owns its namespace alone."""
+
+
 class MergeConflict(Conflict):
     """A three-way merge found keys changed differently on both sides."""
 

@@ -13,6 +13,11 @@ A **problem** makes the repository unclean:
   SHA-256). Imported objects (external addresses, outside the namespace) are checked the same
   way where they live.
 
+**Expired** objects are not problems either: objects of commits that garbage collection
+expired (it records them, :mod:`graveler.gc.ledger`) and deleted, referenced by no retained
+commit and no staged entry. A missing object that any other commit or staged entry needs is
+still a problem.
+
 **Dangling** things are reported but are not problems: objects and tree files that nothing
 reachable or staged references (left by interrupted writes, by deleted branches, or waiting for
 garbage collection), commits that no branch or tag reaches, and (local namespaces) temporary
@@ -43,8 +48,10 @@ from graveler.committed.files import (
 )
 from graveler.committed.record import RangeInfo
 from graveler.errors import CorruptFile, InvalidArgument, ObjectNotFound, StorageError
+from graveler.gc.ledger import expired_commits
 from graveler.gc.mark import tree_file_id
 from graveler.model import EMPTY_METARANGE_ID, Commit
+from graveler.namespaces import require_owner
 from graveler.objectstore.local import TMP_PREFIX, LocalObjectStore
 from graveler.objectstore.port import ObjectStore
 from graveler.staging import branch_tokens
@@ -89,6 +96,8 @@ class FsckReport:
     staged: int = 0  # staged entries (values and tombstones) of every branch
     objects: int = 0  # distinct referenced objects checked
     problems: list[Problem] = field(default_factory=list)
+    expired_commits: int = 0  # reachable commits whose objects garbage collection expired
+    expired_objects: list[str] = field(default_factory=list)  # deleted by GC, not a problem
     dangling_objects: list[str] = field(default_factory=list)
     dangling_tree_files: list[str] = field(default_factory=list)
     unreachable_commits: list[str] = field(default_factory=list)
@@ -113,11 +122,15 @@ class _Reference:
     size: int
     checksum: str
     where: str
+    live: bool  # referenced by a commit GC retains, or by staging (else only by expired ones)
 
 
 def fsck(repo: Repository, *, verify_objects: bool = False) -> FsckReport:
     """Check ``repo`` (see the module docstring). Never raises for what it finds; raises
-    :class:`~graveler.errors.StorageError` only when the store or database cannot be read."""
+    :class:`~graveler.errors.StorageError` only when the store or database cannot be read,
+    and NamespaceInUse when another repository claims the namespace (its objects would be
+    reported as this one's)."""
+    require_owner(repo.refs, repo.store, repo.info, "fsck")
     return _Checker(repo, verify_objects).run()
 
 
@@ -141,8 +154,12 @@ class _Checker:
         known = {c.id: c for c in self.repo.refs.iter_commits(self.repo.name)}
         reachable = self._walk_history(starts, known)
         self.report.unreachable_commits = sorted(set(known) - set(reachable))
-        for cid in sorted(reachable):
-            self._check_tree(reachable[cid])
+        expired = expired_commits(self.store) & set(reachable)
+        self.report.expired_commits = len(expired)
+        # Retained commits first: a tree file first met there is live, one first met in an
+        # expired commit is referenced by expired commits only.
+        for cid in sorted(reachable, key=lambda c: (c in expired, c)):
+            self._check_tree(reachable[cid], live=cid not in expired)
         for branch in branches:
             self._check_staging(branch.name, branch_tokens(branch))
         self._check_namespace()
@@ -177,7 +194,7 @@ class _Checker:
 
     # --- trees -------------------------------------------------------------------------------
 
-    def _check_tree(self, commit: Commit) -> None:
+    def _check_tree(self, commit: Commit, live: bool) -> None:
         mid = commit.metarange_id
         if mid == EMPTY_METARANGE_ID or mid in self.tree_files:
             return
@@ -189,9 +206,9 @@ class _Checker:
         for info in meta.ranges:
             if info.id not in self.tree_files:
                 self.tree_files.add(info.id)
-                self._check_range(info, meta)
+                self._check_range(info, meta, live)
 
-    def _check_range(self, info: RangeInfo, meta: MetarangeData) -> None:
+    def _check_range(self, info: RangeInfo, meta: MetarangeData, live: bool) -> None:
         rng = self._load(info.id, decode_range_file, f"range of metarange {meta.id[:12]}")
         if rng is None:
             return
@@ -204,7 +221,7 @@ class _Checker:
             )
         where = f"committed in range {info.id[:12]}"
         self.report.entries += len(rng.records)
-        self._reference_all(((r.key, r.value) for r in rng.records), where)
+        self._reference_all(((r.key, r.value) for r in rng.records), where, live)
 
     def _load(self, fid: str, decode: Callable[[str, bytes], T], what: str) -> T | None:
         try:
@@ -220,8 +237,9 @@ class _Checker:
 
     # --- entries and objects -----------------------------------------------------------------
 
-    def _reference_all(self, items: Iterable[tuple[bytes, bytes]], where: str) -> None:
-        """Decode entries and remember the object each one needs (first reference wins)."""
+    def _reference_all(self, items: Iterable[tuple[bytes, bytes]], where: str, live: bool) -> None:
+        """Decode entries and remember the object each one needs (the first reference wins,
+        except that a live one replaces one from expired commits only)."""
         for key, value in items:
             try:
                 e = entries.decode(key, value)
@@ -229,11 +247,14 @@ class _Checker:
                 self.problem(ProblemKind.BAD_ENTRY, _show(key), f"{where}: {exc}")
                 continue
             refs = self.external if e.external else self.references
-            if e.physical_address not in refs:
-                refs[e.physical_address] = _Reference(e.size, e.checksum, f"{e.path!r} {where}")
+            known = refs.get(e.physical_address)
+            if known is None or (live and not known.live):
+                refs[e.physical_address] = _Reference(
+                    e.size, e.checksum, f"{e.path!r} {where}", live
+                )
 
     def _check_staging(self, branch: str, tokens: Iterable[str]) -> None:
-        self._reference_all(self._staged_values(tokens), f"staged on branch {branch!r}")
+        self._reference_all(self._staged_values(tokens), f"staged on branch {branch!r}", True)
 
     def _staged_values(self, tokens: Iterable[str]) -> Iterator[tuple[bytes, bytes]]:
         """Staged (key, value) pairs of ``tokens``, streamed; tombstones are only counted."""
@@ -261,9 +282,14 @@ class _Checker:
         if isinstance(self.store, LocalObjectStore):
             self.report.temporary_files = _temporary_files(self.store.root)
 
-    def _check_object(self, address: str, ref: _Reference, size: int | None) -> None:
+    def _check_object(
+        self, address: str, ref: _Reference, size: int | None, collectable: bool = True
+    ) -> None:
+        """``collectable``: garbage collection may have deleted it (not an imported object)."""
         self.report.objects += 1
-        if size is None:
+        if size is None and collectable and not ref.live:
+            self.report.expired_objects.append(address)  # garbage collection deleted it
+        elif size is None:
             self.problem(ProblemKind.MISSING_OBJECT, address, f"object of {ref.where} is missing")
         elif size != ref.size:
             self.problem(
@@ -290,7 +316,7 @@ class _Checker:
         except (ObjectNotFound, StorageError, InvalidArgument):
             size = None
         if size is None or size != ref.size or not self.verify_objects:
-            self._check_object(address, ref, size)
+            self._check_object(address, ref, size, collectable=False)
             return
         self.report.objects += 1
         actual = self._sha256(key, store)

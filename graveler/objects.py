@@ -7,8 +7,10 @@ from __future__ import annotations
 import hashlib
 import io
 import uuid
+from dataclasses import replace
 from typing import BinaryIO
 
+from graveler.committed.files import TREE_PREFIX
 from graveler.entry import ObjectEntry
 from graveler.errors import CorruptFile, InvalidArgument, InvalidKey
 from graveler.objectstore.keys import validate_key
@@ -56,7 +58,11 @@ class HashingReader(io.RawIOBase):
 
 
 def normalize_address(namespace: str, address: str) -> str:
-    """A physical address relative to ``namespace``; refuses anything outside it."""
+    """The one check of a physical address given by a caller (``link``,
+    ``make_linked_entry``, ``stage_entries``, ``import_entries``): the address relative to
+    ``namespace``. Accepts a relative key or a URI/absolute path spelled with the namespace's
+    own prefix; refuses (InvalidArgument) anything outside the namespace, any ``..`` or empty
+    component, and graveler's own metadata area ``_graveler/``."""
     if not isinstance(address, str) or not address:
         raise InvalidArgument("physical address is empty")
     root = namespace.rstrip("/") + "/"
@@ -68,11 +74,24 @@ def normalize_address(namespace: str, address: str) -> str:
             )
         address = candidate[len(root) :]
     try:
-        return validate_key(address)
+        validate_key(address)
     except InvalidKey as exc:
         raise InvalidArgument(
             f"physical address {address!r} does not stay inside {namespace}: {exc}"
         ) from exc
+    if address.startswith(TREE_PREFIX):
+        raise InvalidArgument(
+            f"physical address {address!r} is in {TREE_PREFIX}, graveler's own metadata in "
+            f"{namespace}; link data objects only"
+        )
+    return address
+
+
+def checked_entry(namespace: str, entry: ObjectEntry) -> ObjectEntry:
+    """``entry`` with its physical address checked by :func:`normalize_address` (and made
+    relative when it was given as a URI inside ``namespace``)."""
+    address = normalize_address(namespace, entry.physical_address)
+    return entry if address == entry.physical_address else replace(entry, physical_address=address)
 
 
 def full_address(namespace: str, relative: str) -> str:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import partial
 from typing import TypeVar
 
 from graveler import entry as entries
@@ -33,6 +34,7 @@ from graveler.entry import ObjectEntry
 from graveler.errors import BranchMoved, DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Commit, MergeResult
+from graveler.objects import checked_entry
 from graveler.staging import as_changes, branch_tokens, merged_staging, new_staging_token
 from graveler.validate import object_key as validate_key
 from graveler.validate import prefix_key
@@ -70,13 +72,23 @@ def retry_moved(attempt: Callable[[], T], what: str) -> T:
     raise AssertionError("unreachable")
 
 
-def update_branch(repo: RepoContext, name: str, change: Callable[[Branch], Branch]) -> Branch:
-    """Apply ``change`` to the branch row with compare-and-swap retries."""
+def update_branch(
+    repo: RepoContext,
+    name: str,
+    change: Callable[[Branch], Branch],
+    first: Branch | None = None,
+    *,
+    durable: bool = True,
+) -> Branch:
+    """Apply ``change`` to the branch row with compare-and-swap retries. ``first`` is a row
+    read just before (a branch view's): the first attempt swaps from it without reading.
+    ``durable`` as in :meth:`graveler.refs.port.RefStore.update_branch`."""
+    pending = [] if first is None else [first]
 
     def attempt() -> Branch:
-        current = repo.refs.get_branch(repo.name, name)
+        current = pending.pop() if pending else repo.refs.get_branch(repo.name, name)
         new = change(current)
-        repo.refs.update_branch(repo.name, current, new)
+        repo.refs.update_branch(repo.name, current, new, durable=durable)
         return new
 
     return retry_moved(attempt, f"update branch {name!r}")
@@ -86,13 +98,12 @@ def advance_branch(
     repo: RepoContext, expected: Branch, commit: Commit, *, record: bool = True, **changes: object
 ) -> Commit:
     """Move branch ``expected`` to ``commit`` with one compare-and-swap (raising BranchMoved
-    when the row changed since ``expected`` was read). ``commit`` is stored first unless
-    ``record`` is False (it is known to exist, as in a fast-forward); ``changes`` are further
-    branch fields to set in the same swap (``sealed_tokens=()`` after a commit)."""
-    if record:
-        repo.refs.add_commit(repo.name, commit)
+    when the row changed since ``expected`` was read). ``commit`` is stored in the same
+    transaction unless ``record`` is False (it is known to exist, as in a fast-forward);
+    ``changes`` are further branch fields to set in the same swap (``sealed_tokens=()`` after
+    a commit)."""
     moved = replace(expected, commit_id=commit.id, **changes)  # type: ignore[arg-type]
-    repo.refs.update_branch(repo.name, expected, moved)
+    repo.refs.advance_branch(repo.name, expected, moved, commit if record else None)
     return commit
 
 
@@ -108,23 +119,29 @@ def commit(
     committer: str | None = None,
     allow_empty: bool = False,
 ) -> Commit:
+    """Commit the branch's staged changes: seal its staging token (new writes go to a fresh
+    one), build the tree over its head, and move it there in one transaction that also
+    records the commit. Raises NoChanges, ProtectedBranch, BranchNotFound."""
     if not isinstance(message, str) or not message.strip():
         raise InvalidArgument("a commit needs a non-empty message (-m MESSAGE)")
     validate.text(message, "commit message")
     meta = validate.metadata(metadata)
     who = _committer(committer)
-    current = repo.refs.get_branch(repo.name, branch)
-    if current.protected:
+    view = repo.staging.branch_view(repo.name, branch)
+    if view.branch.protected:
         raise ProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
-    nothing_staged = not current.sealed_tokens and (
-        repo.staging.count_staged(current.staging_token) == 0
-    )
-    if nothing_staged and not allow_empty:
+    if view.clean and not allow_empty:
         raise NoChanges(f"branch {branch!r} has no uncommitted changes")
-    update_branch(repo, branch, lambda b: _seal(repo.name, b))
-    return retry_moved(
-        lambda: _commit_sealed(repo, branch, message, meta, who, allow_empty), f"commit {branch!r}"
-    )
+    # The seal needs no fsync of its own: the branch move that ends the commit is durable and
+    # makes it durable too; a seal lost with a power loss leaves the changes staged, as before.
+    seal = partial(_seal, repo.name)
+    sealed = [update_branch(repo, branch, seal, view.branch, durable=False)]
+
+    def attempt() -> Commit:
+        b = sealed.pop() if sealed else repo.refs.get_branch(repo.name, branch)
+        return _commit_sealed(repo, b, message, meta, who, allow_empty)
+
+    return retry_moved(attempt, f"commit {branch!r}")
 
 
 def _seal(repo_name: str, b: Branch) -> Branch:
@@ -134,16 +151,16 @@ def _seal(repo_name: str, b: Branch) -> Branch:
 
 
 def _commit_sealed(
-    repo: RepoContext, branch: str, message: str, meta: dict[str, str], who: str, allow_empty: bool
+    repo: RepoContext, b: Branch, message: str, meta: dict[str, str], who: str, allow_empty: bool
 ) -> Commit:
-    b = repo.refs.get_branch(repo.name, branch)
+    """Build the tree of ``b``'s sealed tokens over its commit and move ``b`` to it."""
     parent = repo.get_commit(b.commit_id)
     changes = as_changes(merged_staging(repo.staging, b.sealed_tokens))
     metarange_id, _ = repo.committed.apply(parent.metarange_id, changes)
     if metarange_id == parent.metarange_id and not allow_empty:
-        raise NoChanges(f"branch {branch!r}: the staged changes do not change anything")
+        raise NoChanges(f"branch {b.name!r}: the staged changes do not change anything")
     proposed = make_commit([parent], metarange_id, message, who, meta)
-    event = EventRecord(HookEvent.PRE_COMMIT, proposed, branch=branch, source_ref=branch)
+    event = EventRecord(HookEvent.PRE_COMMIT, proposed, branch=b.name, source_ref=b.name)
     repo.hooks.run(repo, event)
     new = advance_branch(repo, b, proposed, sealed_tokens=())
     repo.staging.drop_tokens(b.sealed_tokens)
@@ -176,7 +193,7 @@ def import_entries(
     if start.protected:
         raise ProtectedBranch(f"branch {branch!r} is protected: import on another branch")
     base = repo.get_commit(start.commit_id).metarange_id
-    changes = (Change(e.key, e.to_record()) for e in _validated(entries))
+    changes = (Change(e.key, e.to_record()) for e in _validated(repo, entries))
     imported, _ = repo.committed.apply(base, changes)
     if imported == base:
         raise NoChanges(f"importing into {branch!r} changes nothing")
@@ -199,12 +216,12 @@ def import_entries(
     return retry_moved(attempt, f"import into {branch!r}")
 
 
-def _validated(entries: Iterable[ObjectEntry]) -> Iterator[ObjectEntry]:
+def _validated(repo: RepoContext, entries: Iterable[ObjectEntry]) -> Iterator[ObjectEntry]:
     for e in entries:
         validate_key(e.path)
         if e.external:
             raise InvalidArgument(f"entry {e.path!r} has an external address; use import_data")
-        yield e
+        yield checked_entry(repo.info.storage_namespace, e)
 
 
 # --- merge ---------------------------------------------------------------------------------------
@@ -268,9 +285,9 @@ def merge(
 
 
 def _clean_branch(repo: RepoContext, name: str, what: str) -> Branch:
-    b = repo.refs.get_branch(repo.name, name)
-    dirty = b.sealed_tokens or repo.staging.count_staged(b.staging_token) > 0
-    if dirty:
+    view = repo.staging.branch_view(repo.name, name)
+    b = view.branch
+    if not view.clean:
         raise DirtyBranch(
             f"cannot {what} {name!r}: it has uncommitted changes; commit or reset them first"
         )

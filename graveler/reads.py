@@ -20,40 +20,62 @@ from graveler.errors import InvalidArgument, ObjectNotFound
 from graveler.listing import ListingPage, list_page
 from graveler.objects import full_address, open_verified, read_verified
 from graveler.objectstore.port import ObjectStore
-from graveler.staging import branch_records, branch_tokens, staged_lookup
+from graveler.staging import combined_records
 
 
 def stat(repo: RepoContext, ref: str, path: str) -> ObjectEntry:
-    """The entry at ``path``; raises ObjectNotFound when there is none at ``ref``."""
-    key = validate.object_key(path)
-    resolved = repo.resolve(ref)
-    if resolved.branch is not None:
-        staged = staged_lookup(repo.staging, branch_tokens(resolved.branch), key)
-        if staged is not None:
-            if staged.value is None:
+    """The entry at ``path``; raises ObjectNotFound when there is none at ``ref`` (InvalidKey
+    when ``path`` is not a valid object path)."""
+    key = validate.lookup_key(path)
+    cache = repo.read_cache
+    view = cache.view(repo, ref)
+    staged = view.staged
+    if staged is not None and not staged.clean:
+        found = staged.lookup(key)
+        if found is not None:
+            if found.value is None:
                 raise ObjectNotFound(f"{path!r} is deleted on branch {ref!r}")
-            return entries.decode(key, staged.value)
-    rec = repo.committed.get(resolved.commit.metarange_id, key)
+            return cache.entry((key, found.identity, found.value))
+    rec = view.get(key)
     if rec is None:
+        validate.object_key(path)
         raise ObjectNotFound(f"no object {path!r} at {ref!r} in {repo.name!r}")
-    return entries.decode(key, rec.value)
+    return cache.entry(rec)
+
+
+def exists(repo: RepoContext, ref: str, path: str) -> bool:
+    """Whether there is an object at ``path`` at ``ref`` (InvalidKey when ``path`` is not a
+    valid object path)."""
+    key = validate.lookup_key(path)
+    view = repo.read_cache.view(repo, ref)
+    staged = view.staged
+    if staged is not None and not staged.clean:
+        found = staged.lookup(key)
+        if found is not None:
+            return found.value is not None
+    if view.get(key) is not None:
+        return True
+    validate.object_key(path)
+    return False
 
 
 def stat_many(repo: RepoContext, ref: str, paths: Sequence[str]) -> list[ObjectEntry | None]:
     """Entries for many paths at once (None where absent), aligned with ``paths``.
-    Committed lookups are batched; a branch's staged changes are consulted per path."""
-    keys = [validate.object_key(p) for p in paths]
-    resolved = repo.resolve(ref)
-    records = repo.committed.get_many(resolved.commit.metarange_id, keys)
-    out = [None if r is None else entries.decode(r.key, r.value) for r in records]
-    if resolved.branch is not None:
-        tokens = branch_tokens(resolved.branch)
-        if resolved.branch.sealed_tokens or repo.staging.count_staged(tokens[0]):
-            for i, key in enumerate(keys):
-                staged = staged_lookup(repo.staging, tokens, key)
-                if staged is not None:
-                    value = staged.value
-                    out[i] = None if value is None else entries.decode(key, value)
+    Committed lookups are batched; a branch's staged changes are consulted per path.
+    Raises InvalidKey when a path is not a valid object path."""
+    keys = validate.lookup_keys(paths)
+    cache = repo.read_cache
+    view = cache.view(repo, ref)
+    out = cache.entries(repo.committed.get_many(view.commit.metarange_id, keys))
+    staged = view.staged
+    if staged is not None and not staged.clean:
+        for i, key in enumerate(keys):
+            found = staged.lookup(key)
+            if found is not None:
+                value = found.value
+                out[i] = None if value is None else cache.entry((key, found.identity, value))
+    for i in [i for i, e in enumerate(out) if e is None]:
+        validate.object_key(paths[i])  # a path that cannot exist is an error, not an absence
     return out
 
 
@@ -125,9 +147,9 @@ def list_objects(
 
 def records(repo: RepoContext, ref: str, prefix: bytes, after: bytes) -> Iterator[ValueRecord]:
     """The records a reader of ``ref`` sees under ``prefix``, with keys greater than ``after``."""
-    resolved = repo.resolve(ref)
+    view = repo.read_cache.view(repo, ref)
     start = after + b"\x00" if after else b""
-    mid = resolved.commit.metarange_id
-    if resolved.branch is None:
-        return repo.committed.iterate(mid, start, prefix)
-    return branch_records(repo.staging, repo.committed, resolved.branch, mid, start, prefix)
+    committed = repo.committed.iterate(view.commit.metarange_id, start, prefix)
+    if view.staged is None or view.staged.clean:
+        return committed
+    return combined_records(view.staged.iter_staged(start, prefix), committed)

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from graveler import validate
-from graveler.client import Graveler, _normalize_namespace
+from graveler import namespaces, validate
+from graveler.client import Graveler
 from graveler.commits import commit_problem
 from graveler.committed.files import TREE_PREFIX
 from graveler.committed.splitter import validate_settings
@@ -120,7 +120,7 @@ def restore_refs(
     NotFound when there is no such dump; CorruptFile when the dump fails verification.
     Nothing is written unless every check passes."""
     validate.repository_name(name)
-    namespace = _normalize_namespace(namespace)
+    namespace = namespaces.canonical_namespace(namespace)
     store = client.object_store(namespace)
     if dump_id is not None and not (isinstance(dump_id, str) and _DUMP_ID.match(dump_id)):
         raise InvalidArgument(
@@ -129,7 +129,7 @@ def restore_refs(
     chosen = dump_id or _latest(store, namespace)
     manifest = _read_manifest(store, chosen)
     info = _repo_from(manifest.get("repository"), name, namespace)
-    client._check_namespace_free(name, namespace)
+    namespaces.check_free(client.metadata, client.object_store, name, namespace, restoring=info)
     commits = [_to_commit(doc) for doc in _read_part(store, chosen, manifest, "commits")]
     branches = [
         _to_branch(d, new_staging_token(name, str(d.get("name"))))
@@ -138,6 +138,7 @@ def restore_refs(
     tags = [_to_tag(d) for d in _read_part(store, chosen, manifest, "tags")]
     _verify(info, commits, branches, tags)
     client.metadata.restore_repository(info, commits, branches, tags)
+    namespaces.claim_new(client.metadata, store, info, client.database_url)
     return client.repository(name)
 
 
@@ -247,7 +248,7 @@ def _branch_doc(b: Branch) -> dict[str, Any]:
 
 def _to_branch(doc: dict[str, Any], staging_token: str) -> Branch:
     try:
-        name = validate.branch_name(doc["name"])
+        name = validate.stored_ref_name(doc["name"], "branch")
         return Branch(name, str(doc["commit_id"]), staging_token, (), bool(doc["protected"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptFile(f"refs dump: malformed branch record {str(doc)[:80]}") from exc
@@ -255,7 +256,7 @@ def _to_branch(doc: dict[str, Any], staging_token: str) -> Branch:
 
 def _to_tag(doc: dict[str, Any]) -> Tag:
     try:
-        return Tag(validate.tag_name(doc["name"]), str(doc["commit_id"]))
+        return Tag(validate.stored_ref_name(doc["name"], "tag"), str(doc["commit_id"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptFile(f"refs dump: malformed tag record {str(doc)[:80]}") from exc
 

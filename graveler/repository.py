@@ -21,6 +21,7 @@ from graveler import (
     operations,
     reads,
     staged,
+    uploads,
     writes,
 )
 from graveler.committed.manager import CommittedManager
@@ -36,6 +37,7 @@ from graveler.objectstore.port import ObjectStore
 from graveler.refs.port import RefStore, StagingStore
 from graveler.resolve import resolve
 from graveler.transaction import Transaction, transaction
+from graveler.views import ReadCache, ReadView
 from graveler.writes import EntryAttributes
 
 __all__ = ["EntryAttributes", "Repository"]
@@ -48,13 +50,13 @@ class Repository:
     def __init__(self, info: RepositoryInfo, parts: RepositoryParts) -> None:
         self.info = info
         self.parts = parts
+        # Plain attributes: read on every call of the hot paths.
+        self.name = info.name
+        #: Views of refs and decoded entries, shared by the client's repositories.
+        self.read_cache: ReadCache = parts.reads
 
     def __repr__(self) -> str:
         return f"Repository({self.name!r}, namespace={self.info.storage_namespace!r})"
-
-    @property
-    def name(self) -> str:
-        return self.info.name
 
     @property
     def refs(self) -> RefStore:
@@ -103,6 +105,11 @@ class Repository:
         """Resolve a ref expression (branch, tag, commit ID or prefix, then ~N / ^N)."""
         return resolve(self, ref)
 
+    def view(self, ref: str) -> ReadView:
+        """What a read at ``ref`` sees: its commit, and for a branch name the staged entries
+        over it, as of now (see :mod:`graveler.views`)."""
+        return self.parts.reads.view(self, ref)
+
     log = log_commits
 
     # --- branches and tags ----------------------------------------------------------------------
@@ -120,6 +127,7 @@ class Repository:
     # --- objects --------------------------------------------------------------------------------
 
     put = writes.put
+    upload_many = uploads.upload_many
     link = writes.link
     make_linked_entry = writes.make_linked_entry
     stage_entries = writes.stage_entries
@@ -127,6 +135,7 @@ class Repository:
     delete_many = writes.delete_many
     stat = reads.stat
     stat_many = reads.stat_many
+    exists = reads.exists
     open = reads.open_object
     get = reads.get
     read_entry = reads.read_entry

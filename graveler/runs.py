@@ -8,7 +8,11 @@ its branch and its target. The steps, each safe to repeat:
 * :func:`commit_pending` commits what is staged on the branch, if anything;
 * :func:`publish` commits what is pending, merges the branch into the target with the run's
   identity in the merge commit's metadata (:data:`RUN_KEY`), then deletes the branch;
-* :func:`discard` deletes the branch of a run that will not be published.
+* :func:`discard` deletes the branch of a run that will not be published;
+* :func:`retire` deletes the branch of an earlier attempt whose writes a later publication
+  contains (a failed run continued by a re-execution), and keeps one that holds more;
+* :func:`prune` deletes kept run branches (recognised by their name prefix) idle for longer
+  than a given age.
 
 Publishing is idempotent per run: before merging, :func:`publish` looks in the target's
 first-parent history for a merge commit carrying this run's identity and returns it instead
@@ -25,13 +29,21 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from graveler import branches, operations
 from graveler.commits import first_parent_log, merge_base
 from graveler.context import RepoContext
-from graveler.errors import AlreadyExists, BranchNotFound, MergeConflict, NoChanges, RefNotFound
+from graveler.errors import (
+    AlreadyExists,
+    BranchNotFound,
+    InvalidArgument,
+    MergeConflict,
+    NoChanges,
+    RefNotFound,
+)
 from graveler.model import Branch, Commit, MergeResult
+from graveler.staging import token_issued_at
 
 #: Commit metadata key holding the identity of the run a merge commit published.
 RUN_KEY = ".graveler.run"
@@ -197,17 +209,27 @@ def _replay(repo: RepoContext, run: Run, since: datetime | None) -> Publication 
 
 
 def _holds_unpublished(repo: RepoContext, run: Run, published: Commit) -> bool:
-    """Whether the run's branch exists and holds staged writes or commits that ``published``
-    does not contain."""
+    """Whether the run's branch exists and holds something neither ``published`` nor the
+    target's head contains: staged writes that change the branch (rewriting identical bytes
+    changes nothing), or commits of its own (a branch forked from the target's newer head,
+    as a cleared run's is, has none)."""
     try:
         branch = branches.get_branch(repo, run.branch)
     except BranchNotFound:
         return False
-    if branch.sealed_tokens or repo.staging.count_staged(branch.staging_token):
+    if branch.sealed_tokens:  # a commit is in progress
+        return True
+    if next(iter(operations.diff_uncommitted(repo, run.branch)), None) is not None:
         return True
     head = repo.get_commit(branch.commit_id)
-    base = merge_base(repo.get_commit, head, published)
-    return base is None or base.id != head.id
+    target = repo.get_commit(branches.get_branch(repo, run.into).commit_id)
+    return not any(_contains(repo, tip, head) for tip in (published, target))
+
+
+def _contains(repo: RepoContext, tip: Commit, commit: Commit) -> bool:
+    """Whether ``commit`` is ``tip`` or one of its ancestors."""
+    base = merge_base(repo.get_commit, tip, commit)
+    return base is not None and base.id == commit.id
 
 
 def discard(repo: RepoContext, run: Run) -> bool:
@@ -217,3 +239,119 @@ def discard(repo: RepoContext, run: Run) -> bool:
     except BranchNotFound:
         return False
     return True
+
+
+def retire(repo: RepoContext, run: Run, published: Commit) -> bool:
+    """Delete the run's branch when everything on it is contained in ``published`` or in
+    the target (no staged writes that change the branch, and its head is an ancestor of
+    either); True when deleted. A branch holding anything else is kept: its writes are the
+    user's."""
+    if _holds_unpublished(repo, run, published):
+        return False
+    return discard(repo, run)
+
+
+# --- kept run branches ---------------------------------------------------------------------------
+
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+@dataclass(frozen=True, slots=True)
+class StaleBranch:
+    """A branch :func:`prune` found idle: its name, head commit and the time it was created or
+    last committed to (whichever is later)."""
+
+    name: str
+    commit_id: str
+    idle_since: datetime
+
+
+def parse_age(text: str | int | float | timedelta) -> timedelta:
+    """An age from a timedelta, a number of seconds or text such as ``"90s"``, ``"30m"``,
+    ``"12h"``, ``"7d"``, ``"2w"`` (a number without a unit counts seconds). Raises
+    InvalidArgument for anything else, and for a negative age."""
+    if isinstance(text, timedelta):
+        age = text
+    elif isinstance(text, int | float) and not isinstance(text, bool):
+        age = timedelta(seconds=text)
+    else:
+        raw = str(text).strip().lower()
+        unit = raw[-1:] if raw[-1:] in _AGE_UNITS else "s"
+        number = raw[:-1] if raw[-1:] in _AGE_UNITS else raw
+        try:
+            age = timedelta(seconds=float(number) * _AGE_UNITS[unit])
+        except (ValueError, OverflowError):
+            raise InvalidArgument(
+                f"invalid age {str(text)[:40]!r}: use a number with s, m, h, d or w (e.g. 7d)"
+            ) from None
+    if age < timedelta(0):
+        raise InvalidArgument(f"an age cannot be negative (got {text!r})")
+    return age
+
+
+def stale_branches(
+    repo: RepoContext, *, prefix: str, older_than: timedelta, now: datetime | None = None
+) -> list[StaleBranch]:
+    """Branches whose name starts with ``prefix`` (the run branches of one adapter, such as
+    ``airflow-``) that nobody created or committed to for longer than ``older_than``.
+
+    Never listed: the default branch, protected branches and branches with a commit in
+    progress. A branch's idle time starts when it was created or last committed to (its
+    staging token's issue time; the head commit's date for tokens without one); writes that
+    were staged but not committed do not restart it. Raises InvalidArgument for an empty
+    prefix (that would select every branch)."""
+    if not prefix:
+        raise InvalidArgument("pruning needs a branch name prefix, e.g. 'airflow-'")
+    horizon = (now or datetime.now(UTC)) - older_than
+    found = []
+    for branch in branches.list_branches(repo):
+        if not _prunable(repo, branch, prefix):
+            continue
+        since = _idle_since(repo, branch)
+        if since < horizon:
+            found.append(StaleBranch(branch.name, branch.commit_id, since))
+    return found
+
+
+def prune(
+    repo: RepoContext,
+    *,
+    prefix: str,
+    older_than: timedelta,
+    now: datetime | None = None,
+    dry_run: bool = False,
+) -> list[StaleBranch]:
+    """Delete the branches :func:`stale_branches` finds (with ``dry_run``, only list them);
+    returns those deleted. A branch committed to since it was listed is left alone, as is
+    one already gone. Their commits stay readable by ID until garbage collection."""
+    stale = stale_branches(repo, prefix=prefix, older_than=older_than, now=now)
+    if dry_run:
+        return stale
+    deleted = []
+    for found in stale:
+        try:
+            current = branches.get_branch(repo, found.name)
+            if (
+                current.commit_id != found.commit_id
+                or _idle_since(repo, current) != found.idle_since
+            ):
+                continue  # used again meanwhile
+            branches.delete_branch(repo, found.name)
+        except BranchNotFound:
+            continue
+        deleted.append(found)
+    return deleted
+
+
+def _prunable(repo: RepoContext, branch: Branch, prefix: str) -> bool:
+    return (
+        branch.name.startswith(prefix)
+        and branch.name != repo.info.default_branch
+        and not branch.protected
+        and not branch.sealed_tokens
+    )
+
+
+def _idle_since(repo: RepoContext, branch: Branch) -> datetime:
+    issued = token_issued_at(branch.staging_token)
+    return issued if issued is not None else repo.get_commit(branch.commit_id).creation_date

@@ -7,19 +7,38 @@ A tombstone in a higher layer hides the key below it.
 from __future__ import annotations
 
 import heapq
+import time
 import uuid
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 
 from graveler.committed.apply import Change
-from graveler.committed.manager import CommittedManager
 from graveler.committed.record import ValueRecord
 from graveler.model import Branch, StagedEntry
 from graveler.refs.port import StagingStore
 
+#: Hex digits of the issue time (milliseconds since the epoch) that open a token's last part.
+_TIME_DIGITS = 12
+
 
 def new_staging_token(repo: str, branch: str) -> str:
-    """A fresh, never reused staging token for ``branch`` of ``repo``."""
-    return f"{repo}/{branch}/{uuid.uuid4().hex}"
+    """A fresh, never reused staging token for ``branch`` of ``repo``. Its last part is the
+    time it was issued (milliseconds since the epoch, 12 hex digits), a dash and 76 random
+    bits, as long as the UUID it replaces; :func:`token_issued_at` reads the time back."""
+    millis = time.time_ns() // 1_000_000
+    return f"{repo}/{branch}/{millis:0{_TIME_DIGITS}x}-{uuid.uuid4().hex[:19]}"
+
+
+def token_issued_at(token: str) -> datetime | None:
+    """When :func:`new_staging_token` issued ``token`` (a branch gets a fresh token when it is
+    created, committed or reset); None for a token without a time (older format)."""
+    last = token.rsplit("/", 1)[-1]
+    stamp = last[:_TIME_DIGITS]
+    if last[_TIME_DIGITS : _TIME_DIGITS + 1] != "-" or not all(
+        c in "0123456789abcdef" for c in stamp
+    ):
+        return None
+    return datetime.fromtimestamp(int(stamp, 16) / 1000, UTC)
 
 
 def branch_tokens(branch: Branch) -> tuple[str, ...]:
@@ -80,16 +99,3 @@ def combined_records(
         else:
             yield c
             c = next(committed, None)
-
-
-def branch_records(
-    staging: StagingStore,
-    committed: CommittedManager,
-    branch: Branch,
-    metarange_id: str,
-    start: bytes = b"",
-    prefix: bytes = b"",
-) -> Iterator[ValueRecord]:
-    """Everything a reader of the branch sees, from ``start`` under ``prefix``."""
-    staged = merged_staging(staging, branch_tokens(branch), start, prefix)
-    return combined_records(staged, committed.iterate(metarange_id, start, prefix))

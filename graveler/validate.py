@@ -4,11 +4,18 @@ what is wrong and what is allowed; nothing is changed before validation passes."
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from graveler.errors import InvalidKey, InvalidName
 
 REPOSITORY_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
+#: Names of new branches and tags (lakeFS's rule): ASCII letters, digits, ``_`` and ``-``,
+#: starting with a letter, a digit or ``_``. No look-alikes (zero-width, bidi, fullwidth or
+#: combining characters) and no ``/``, which no ``graveler://`` URI could address.
+REF_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+#: Tags may also hold ``.`` (``v1.0``), but not ``..``, not last and not as ``.lock`` at the end.
+TAG_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_-])?")
+COMMIT_ID = re.compile(r"[0-9a-f]{64}")
 _REF_FORBIDDEN = re.compile(r"[~^@$:\s\\?*\[\x00-\x1f\x7f]")
 MAX_KEY_BYTES = 1024
 MAX_NAME_LENGTH = 256
@@ -24,14 +31,38 @@ def repository_name(name: str) -> str:
 
 
 def branch_name(name: str) -> str:
-    return _ref_name(name, "branch")
+    """``name`` unchanged if a new branch may have it (:data:`REF_NAME`), else InvalidName."""
+    return _new_ref_name(name, "branch", REF_NAME, "")
 
 
 def tag_name(name: str) -> str:
-    return _ref_name(name, "tag")
+    """``name`` unchanged if a new tag may have it (:data:`TAG_NAME`), else InvalidName."""
+    return _new_ref_name(name, "tag", TAG_NAME, ", '.' (not '..', not last, no '.lock' end)")
 
 
-def _ref_name(name: str, what: str) -> str:
+def _new_ref_name(name: str, what: str, rule: re.Pattern[str], extra: str) -> str:
+    """lakeFS's rule, applied when a ref is created (never when one is read or deleted)."""
+    problem = None
+    if not isinstance(name, str) or not name:
+        problem = "it is empty"
+    elif len(name) > MAX_NAME_LENGTH:
+        problem = f"it is longer than {MAX_NAME_LENGTH} characters"
+    elif not rule.fullmatch(name) or ".." in name or name.endswith(".lock"):
+        problem = (
+            f"use only ASCII letters, digits, '_' and '-'{extra}, starting with a letter, "
+            "a digit or '_'"
+        )
+    elif COMMIT_ID.fullmatch(name):
+        problem = "it looks like a commit ID"
+    if problem:
+        raise InvalidName(f"invalid {what} name {name!r}: {problem}")
+    return name
+
+
+def stored_ref_name(name: str, what: str) -> str:
+    """The older, looser rule, for names that may already exist because they were created
+    before :data:`REF_NAME` was enforced: a refs dump holding one can still be restored, so
+    no data is stranded."""
     problem = None
     if not isinstance(name, str) or not name:
         problem = "it is empty"
@@ -47,7 +78,7 @@ def _ref_name(name: str, what: str) -> str:
         problem = "it starts with '-', '/' or '.', or ends with '/', '.' or '.lock'"
     elif "//" in name or name == "@":
         problem = "it contains '//' or is '@'"
-    elif re.fullmatch(r"[0-9a-f]{64}", name):
+    elif COMMIT_ID.fullmatch(name):
         problem = "it looks like a commit ID"
     if problem:
         raise InvalidName(f"invalid {what} name {name!r}: {problem}")
@@ -64,6 +95,42 @@ def _is_utf8(value: str) -> bool:
 
 def object_key(path: str) -> bytes:
     """The engine key of an object path: non-empty UTF-8, at most 1024 bytes, no NUL."""
+    if type(path) is str:  # the hot path: one check per rule, messages built on failure only
+        try:
+            key = path.encode()
+        except UnicodeEncodeError:
+            pass
+        else:
+            if 0 < len(key) <= MAX_KEY_BYTES and b"\x00" not in key:
+                return key
+    return _refuse_key(path)
+
+
+def lookup_key(path: str) -> bytes:
+    """The key to *look up* ``path`` with, checked less than :func:`object_key`: only that it
+    is a ``str`` that encodes. Every key that was ever written passed :func:`object_key`, so
+    a key found needs no further check; callers run :func:`object_key` on a miss, which
+    raises InvalidKey for a path that could never have been written."""
+    if type(path) is str:
+        try:
+            return path.encode()
+        except UnicodeEncodeError:
+            pass
+    return object_key(path)
+
+
+def lookup_keys(paths: Sequence[str]) -> list[bytes]:
+    """:func:`lookup_key` of every path (one C-level pass when all are ``str``): callers run
+    :func:`object_key` on the paths that are not found."""
+    try:
+        return list(map(str.encode, paths))
+    except (TypeError, UnicodeEncodeError):
+        return [lookup_key(p) for p in paths]
+
+
+def _refuse_key(path: str) -> bytes:
+    """:func:`object_key` for anything but a plain valid ``str``: the checks with their
+    messages (a ``str`` subclass that passes them is accepted)."""
     if not isinstance(path, str):
         raise InvalidKey(f"object path must be a string, got {type(path).__name__}")
     try:

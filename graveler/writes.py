@@ -7,8 +7,9 @@ garbage collection removes), never an entry without bytes. Protected branches re
 
 from __future__ import annotations
 
+import contextlib
 import mimetypes
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import BinaryIO, TypedDict, Unpack
 
@@ -16,9 +17,10 @@ from graveler import entry as entries
 from graveler import validate
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
-from graveler.errors import InvalidArgument, ProtectedBranch
-from graveler.model import Branch, StagedEntry
-from graveler.objects import HashingReader, new_physical_address, normalize_address
+from graveler.errors import InvalidArgument
+from graveler.model import StagedEntry
+from graveler.objects import HashingReader, checked_entry, new_physical_address, normalize_address
+from graveler.objectstore._io import iter_chunks
 from graveler.reads import stat
 
 
@@ -32,16 +34,6 @@ class EntryAttributes(TypedDict, total=False):
     mtime: datetime | None
 
 
-def writable(repo: RepoContext, branch: str) -> Branch:
-    """The branch row; raises BranchNotFound, or ProtectedBranch when it refuses writes."""
-    b = repo.refs.get_branch(repo.name, branch)
-    if b.protected:
-        raise ProtectedBranch(
-            f"branch {branch!r} is protected: write to another branch and merge into it"
-        )
-    return b
-
-
 def put(
     repo: RepoContext,
     branch: str,
@@ -51,24 +43,55 @@ def put(
     content_type: str | None = None,
     metadata: Mapping[str, str] | None = None,
 ) -> ObjectEntry:
-    """Stream ``data`` to a new physical address and stage it at ``path``."""
+    """Stream ``data`` to a new physical address and stage it at ``path``: the bytes are
+    durable before the one staging transaction (which also checks that the branch exists and
+    is not protected; refused bytes are removed again)."""
     validate.object_key(path)
     meta = validate.metadata(metadata)
-    writable(repo, branch)
+    entry = store_object(repo, path, data, content_type=content_type, metadata=meta)
+    stage_stored(repo, branch, [entry])
+    return entry
+
+
+def store_object(
+    repo: RepoContext,
+    path: str,
+    data: bytes | BinaryIO,
+    *,
+    content_type: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    durable: bool = True,
+) -> ObjectEntry:
+    """Write ``data`` to a new physical address, hashing it on the way; the entry that
+    describes it (not staged). Durable on return, unless ``durable`` is False: then
+    ``repo.store.sync`` of its address must come before it is staged."""
     address = new_physical_address()
-    reader = HashingReader(data)
-    info = repo.store.put(address, reader)  # type: ignore[arg-type]
-    entry = ObjectEntry(
+    with repo.store.open_writer(address, fresh=True, durable=durable) as writer:
+        for chunk in iter_chunks(data):
+            writer.write(chunk)
+    info = writer.commit()
+    return ObjectEntry(
         path=path,
         physical_address=address,
-        size=reader.size,
-        checksum=reader.hexdigest(),
+        size=info.size,
+        checksum=writer.sha256(),
         mtime=info.mtime,
         content_type=content_type or guess_type(path),
-        metadata=meta,
+        metadata=dict(metadata or {}),
     )
-    repo.staging.stage(repo.name, branch, [entry.to_staged()])
-    return entry
+
+
+def stage_stored(repo: RepoContext, branch: str, stored: Sequence[ObjectEntry]) -> None:
+    """Stage entries whose bytes were just written; when staging fails (branch missing or
+    protected, database down) the bytes are deleted again, best effort, and the error
+    propagates."""
+    try:
+        repo.staging.stage(repo.name, branch, [e.to_staged() for e in stored])
+    except BaseException:
+        for entry in stored:
+            with contextlib.suppress(Exception):
+                repo.store.delete(entry.physical_address)
+        raise
 
 
 def link(
@@ -118,8 +141,9 @@ def stage_entries(
     repo: RepoContext, branch: str, items: Iterable[ObjectEntry], *, delete: Iterable[str] = ()
 ) -> int:
     """Stage many entries in one transaction; returns how many. Paths in ``delete`` are
-    removed in the same transaction (an entry in ``items`` at such a path wins)."""
-    writable(repo, branch)
+    removed in the same transaction (an entry in ``items`` at such a path wins). Physical
+    addresses are checked as ``link`` checks them (InvalidArgument). Raises BranchNotFound or
+    ProtectedBranch; nothing is staged on any error."""
     count = 0
 
     def staged() -> Iterator[StagedEntry]:
@@ -133,7 +157,7 @@ def stage_entries(
                     f"entry {e.path!r} has an external address; only import creates those"
                 )
             count += 1
-            yield e.to_staged()
+            yield checked_entry(repo.info.storage_namespace, e).to_staged()
 
     repo.staging.stage(repo.name, branch, staged())
     return count
@@ -142,13 +166,11 @@ def stage_entries(
 def delete(repo: RepoContext, branch: str, path: str) -> None:
     """Stage the removal of ``path``; raises ObjectNotFound when it is not there."""
     stat(repo, branch, path)
-    writable(repo, branch)
     repo.staging.stage(repo.name, branch, [StagedEntry(validate.object_key(path), None, None)])
 
 
 def delete_many(repo: RepoContext, branch: str, paths: Iterable[str]) -> int:
     """Stage the removal of every path (absent ones included); returns how many."""
-    writable(repo, branch)
     keys = [StagedEntry(validate.object_key(p), None, None) for p in paths]
     repo.staging.stage(repo.name, branch, keys)
     return len(keys)

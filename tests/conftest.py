@@ -19,10 +19,15 @@ PG_URL = os.environ.get("GRAVELER_TEST_POSTGRES_URL")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the Spark data source tests first. PySpark keeps one JVM per test process, and the
-    graveler data source must be resolved by the first SparkSession that JVM starts; the Dagster
-    example starts a plain session of its own, which must come later."""
-    items.sort(key=lambda item: 0 if "/tests/spark/" in str(item.path) else 1)
+    """Run the Spark data source tests first (with the security suite's Spark test). PySpark
+    keeps one JVM per test process, and the graveler data source must be resolved by the first
+    SparkSession that JVM starts; the Dagster example starts a plain session of its own, which
+    must come later."""
+    items.sort(key=lambda item: 0 if _uses_spark_data_source(item) else 1)
+
+
+def _uses_spark_data_source(item: pytest.Item) -> bool:
+    return "/tests/spark/" in str(item.path) or item.path.name == "test_spark_secrets.py"
 
 
 @pytest.fixture

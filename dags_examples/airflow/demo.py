@@ -94,6 +94,8 @@ def show_main(repo: Repository) -> None:
     for entry in repo.iter_objects("main"):
         print(f"    {entry.path:58} {entry.size:6} bytes")
     for entry in repo.iter_objects("main", "clean/weather/"):
+        if entry.path.rsplit("/", 1)[-1].startswith("_"):
+            continue  # the table's overwrite marker (see docs/spark.md), not data
         rows = pq.read_table(pa.BufferReader(repo.get("main", entry.path))).to_pylist()
         for row in rows:
             print(f"      {row}")

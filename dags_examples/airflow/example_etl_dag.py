@@ -20,7 +20,9 @@ from airflow.sdk import DAG, get_current_context, task
 from graveler_airflow import GravelerHook, GravelerRunBranch
 
 if TYPE_CHECKING:
-    from graveler import Repository
+    from collections.abc import Iterator
+
+    from graveler import ObjectEntry, Repository
 
 RAW = "raw/weather.csv"
 CLEAN = "clean/weather"
@@ -29,6 +31,14 @@ TEMP_RANGE_C = (-90.0, 60.0)
 
 def _repository(hook: GravelerHook) -> Repository:
     return hook.get_repository(get_current_context()["params"]["repository"])
+
+
+def _data_files(repo: Repository, ref: str) -> Iterator[ObjectEntry]:
+    """The Parquet files of the clean table: names starting with ``_`` are not data (Spark's
+    markers, the table's overwrite marker; see docs/spark.md)."""
+    for entry in repo.iter_objects(ref, CLEAN + "/"):
+        if not entry.path.rsplit("/", 1)[-1].startswith("_"):
+            yield entry
 
 
 with (
@@ -55,21 +65,14 @@ with (
         """PySpark through the ``graveler`` data source: read the raw CSV on the run branch,
         drop rows without a temperature, add Fahrenheit, and replace the Parquet dataset under
         ``clean/weather`` (one staging transaction for the whole job)."""
-        import os
-        import sys
-
         import graveler_spark
-        from pyspark.sql import SparkSession
         from pyspark.sql import functions as F
 
-        # Spark's Python workers run the data source: they need this environment's packages.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        spark = (
-            SparkSession.builder.master("local[2]")
-            .appName("graveler-weather-etl")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .getOrCreate()
+        # Its Python workers run this environment, which has graveler and pyarrow.
+        spark = graveler_spark.spark_session(
+            "local[2]",
+            app_name="graveler-weather-etl",
+            config={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"},
         )
         try:
             with GravelerHook() as hook:
@@ -94,7 +97,7 @@ with (
                 clean.coalesce(1).write.format("graveler").mode("overwrite").save(
                     f"{on_branch}/{CLEAN}"
                 )
-                return sum(1 for _ in repo.iter_objects(branch, CLEAN + "/"))
+                return sum(1 for _ in _data_files(repo, branch))
         finally:
             spark.stop()
 
@@ -108,7 +111,7 @@ with (
         rows = 0
         with GravelerHook() as hook:
             repo = _repository(hook)
-            for entry in repo.iter_objects(branch, CLEAN + "/"):
+            for entry in _data_files(repo, branch):
                 data = pa.BufferReader(repo.get(branch, entry.path))
                 table = pq.read_table(data).to_pylist()
                 for row in table:

@@ -16,8 +16,6 @@ Graveler keeps its SQLite refs and the ``lake`` repository under ``$DAGSTER_HOME
 
 import io
 import json
-import os
-import sys
 from typing import Any
 
 import dagster as dg
@@ -40,20 +38,20 @@ EVENTS_PREFIX = "events/raw_events"
 
 
 class SparkSessionResource(dg.ConfigurableResource):  # type: ignore[type-arg]
-    """A local Spark session (``getOrCreate``: reuses the active one)."""
+    """A Spark session from :func:`graveler_spark.spark_session` (reuses the active one; its
+    Python workers run this environment, which has graveler and pyarrow)."""
 
     master: str = "local[2]"
     shuffle_partitions: int = 2
 
     def session(self) -> SparkSession:
-        # Spark's Python workers run the data source: they need this environment's packages.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        return (
-            SparkSession.builder.master(self.master)
-            .appName("graveler-dagster-example")
-            .config("spark.sql.shuffle.partitions", str(self.shuffle_partitions))
-            .config("spark.ui.enabled", "false")
-            .getOrCreate()
+        return graveler_spark.spark_session(
+            self.master,
+            app_name="graveler-dagster-example",
+            config={
+                "spark.sql.shuffle.partitions": str(self.shuffle_partitions),
+                "spark.ui.enabled": "false",
+            },
         )
 
 
@@ -90,18 +88,25 @@ def raw_events(
     repo, branch = open_run_branch(graveler, context)
     uri = f"graveler://{repo.name}/{branch}/{EVENTS_PREFIX}"
     write_spark_parquet(df, graveler, uri, context.run.run_id)
-    files = sum(1 for _ in repo.iter_objects(branch, EVENTS_PREFIX + "/"))
+    files = sum(1 for e in repo.iter_objects(branch, EVENTS_PREFIX + "/") if _is_data(e.path))
     commit = commit_staged(repo, branch, "Spark: raw_events", {RUN_ID_KEY: context.run.run_id})
     return dg.MaterializeResult(
         metadata={
+            # by commit: still resolves once the run branch is merged and deleted
             "graveler/uri": dg.MetadataValue.path(
-                f"graveler://{repo.name}/{branch}/{EVENTS_PREFIX}/"
+                f"graveler://{repo.name}/{commit.id}/{EVENTS_PREFIX}/"
             ),
             "graveler/commit": commit.id,
             "files": files,
             "dagster/row_count": 1000,
         }
     )
+
+
+def _is_data(path: str) -> bool:
+    """Names starting with ``_`` are not data: Spark's markers, the table's overwrite marker
+    (docs/spark.md)."""
+    return not path.rsplit("/", 1)[-1].startswith("_")
 
 
 @dg.asset(deps=[raw_events], kinds={"pandas"})
@@ -114,6 +119,7 @@ def daily_revenue(context: dg.AssetExecutionContext, graveler: GravelerResource)
     frames = [
         pd.read_parquet(io.BytesIO(repo.get(ref, e.path)))
         for e in repo.iter_objects(ref, EVENTS_PREFIX + "/")
+        if _is_data(e.path)
     ]
     events = pd.concat(frames, ignore_index=True)
     return (

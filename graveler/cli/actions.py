@@ -15,42 +15,6 @@ from graveler.hookevents import HookResult, HookRun
 from graveler.hooks.actions import parse_action
 
 
-def add_parsers(sub: Any) -> None:
-    """Add ``actions`` and ``import`` to the CLI's sub-command parsers."""
-    act = sub.add_parser("actions", help="hook runs and action files")
-    acts = act.add_subparsers(dest="action", required=True, parser_class=type(act))
-    runs = acts.add_parser("runs", help="recorded hook runs")
-    rs = runs.add_subparsers(dest="runs_action", required=True, parser_class=type(act))
-    ls = rs.add_parser("list", help="hook runs, newest first")
-    ls.add_argument("uri", metavar="graveler://REPO")
-    ls.add_argument("--branch", default=None, help="only runs of this branch")
-    ls.add_argument("--commit", default=None, help="only runs of this commit ID")
-    ls.add_argument("--amount", type=int, default=100)
-    ls.add_argument("--after", default=None, metavar="RUN_ID", help="page on after this run")
-    d = rs.add_parser("describe", help="one hook run and its hooks")
-    d.add_argument("uri", metavar="graveler://REPO")
-    d.add_argument("run_id", metavar="RUN_ID")
-    v = acts.add_parser("validate", help="check an action file")
-    v.add_argument("path", metavar="FILE")
-    imp = sub.add_parser("import", help="commit existing objects by reference (no copy)")
-    imp.add_argument(
-        "--from",
-        dest="source",
-        required=True,
-        metavar="URI",
-        help="file:///dir or s3://bucket/prefix; outside every namespace",
-    )
-    imp.add_argument(
-        "--to",
-        dest="dest",
-        required=True,
-        metavar="graveler://REPO/BRANCH/PATH",
-        help="branch and path prefix (what was under it is replaced)",
-    )
-    imp.add_argument("-m", "--message", default=None)
-    imp.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
-
-
 def run_doc(run: HookRun) -> dict[str, Any]:
     return {
         "run_id": run.run_id,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from graveler import runs
 from graveler import uri as uris
 from graveler.cli import actions, fs, history, maintenance, ui
 from graveler.cli import gc as gc_command
@@ -127,6 +128,35 @@ def branch_protect(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     return 0
 
 
+def branch_prune(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    repo, _ = repo_of(gv, a.uri)
+    age = runs.parse_age(a.older_than)
+    found = runs.prune(repo, prefix=a.prefix, older_than=age, dry_run=a.dry_run)
+    if out.as_json:
+        out.json(
+            {
+                "dry_run": a.dry_run,
+                "branches": [
+                    {
+                        "name": b.name,
+                        "commit_id": b.commit_id,
+                        "idle_since": b.idle_since.isoformat(),
+                    }
+                    for b in found
+                ],
+            }
+        )
+        return 0
+    verb = "Would delete" if a.dry_run else "Deleted"
+    out.table(
+        None,
+        ["BRANCH", "COMMIT", "IDLE SINCE"],
+        [(b.name, b.commit_id[:12], f"{b.idle_since:%Y-%m-%d %H:%M:%S}") for b in found],
+    )
+    out.message(f"{verb} {len(found)} branches of {repo.name} idle for over {a.older_than}")
+    return 0
+
+
 # --- tag -----------------------------------------------------------------------------------------
 
 
@@ -218,6 +248,7 @@ HANDLERS: dict[str, Handler] = {
     "branch_delete": branch_delete,
     "branch_reset": branch_reset,
     "branch_protect": branch_protect,
+    "branch_prune": branch_prune,
     "tag_create": tag_create,
     "tag_list": tag_list,
     "tag_delete": tag_delete,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,8 @@ from graveler.repository import Repository
 
 
 def fs_upload(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    """One file with ``put``; a directory (``--recursive``) with ``upload_many``: its files
+    written in parallel and staged in one transaction (all or nothing)."""
     repo, branch, path = ref_uri(gv, a.uri)
     local = Path(a.local)
     if local.is_dir() and not a.recursive:
@@ -30,17 +33,26 @@ def fs_upload(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
             entry = repo.put(branch, target, fh)
         done(out, entry_doc(entry, repo.physical_uri(entry)), f"Uploaded {local} -> {target}")
         return 0
-    files = sorted(p for p in local.rglob("*") if p.is_file())
+    files = sorted(local_files(str(local)))
     prefix = path if not path or path.endswith("/") else path + "/"
-    docs = []
-    with progress(out, "Uploading", len(files)) as advance:
-        for f in files:
-            with f.open("rb") as fh:
-                entry = repo.put(branch, prefix + f.relative_to(local).as_posix(), fh)
-            docs.append(entry_doc(entry, repo.physical_uri(entry)))
-            advance()
-    done(out, docs, f"Uploaded {len(files)} file(s) to {prefix or '/'} on {branch}")
+    items = [(prefix + rel, Path(full)) for rel, full in files]
+    with progress(out, "Uploading", len(items)) as advance:
+        entries = repo.upload_many(branch, items, progress=lambda _: advance())
+    docs = [entry_doc(e, repo.physical_uri(e)) for e in entries]
+    done(out, docs, f"Uploaded {len(entries)} file(s) to {prefix or '/'} on {branch}")
     return 0
+
+
+def local_files(root: str, rel: str = "") -> Iterator[tuple[str, str]]:
+    """(path relative to ``root`` with ``/`` separators, full path) of every regular file
+    under ``root``, following no symbolic link to a directory."""
+    with os.scandir(root) as entries:
+        for entry in entries:
+            name = rel + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                yield from local_files(entry.path, name + "/")
+            elif entry.is_file():
+                yield name, entry.path
 
 
 def fs_cat(gv: Graveler, a: argparse.Namespace, out: Output) -> int:

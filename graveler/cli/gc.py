@@ -3,7 +3,10 @@
 Retention comes from ``--rules FILE`` (lakeFS JSON shape) or ``--retention-days`` plus
 ``--branch-retention BRANCH=DAYS``; ``--grace-hours`` protects recent objects. ``--spark`` runs
 the Spark implementation from the ``graveler_spark`` provider, reached through importlib
-only (the engine never imports Spark).
+only (the engine never imports Spark), on ``--master`` (else Spark's own ``spark.master``, as
+set by ``spark-submit``, else ``local[*]``). Store settings are those of every other command
+(``GRAVELER_S3_ENDPOINT_URL``, ``AWS_*``), over which Spark's S3A keys
+(``spark.hadoop.fs.s3a.*``) win; the executors get them with the job.
 """
 
 from __future__ import annotations
@@ -35,41 +38,24 @@ PHASES = {
 }
 
 
-def add_parser(sub: Any) -> None:
-    """The ``gc`` subcommand's arguments."""
-    g = sub.add_parser("gc", help="delete objects no retained commit or staged entry needs")
-    g.add_argument("uri", metavar="graveler://REPO")
-    g.add_argument("--dry-run", action="store_true", help="only print what would be deleted")
-    g.add_argument("--spark", action="store_true", help="run as a Spark job (graveler_spark)")
-    g.add_argument("--rules", metavar="FILE", help="retention rules JSON (lakeFS format)")
-    g.add_argument("--retention-days", type=float, default=None, metavar="DAYS")
-    g.add_argument(
-        "--branch-retention",
-        action="append",
-        default=[],
-        metavar="BRANCH=DAYS",
-        help="retention of one branch (repeatable)",
-    )
-    g.add_argument(
-        "--grace-hours",
-        type=float,
-        default=24.0,
-        metavar="HOURS",
-        help="never delete objects younger than this (default 24)",
-    )
-
-
 def run(repo: Repository, a: argparse.Namespace, out: Output, interactive: bool) -> int:
     rules = rules_from_args(a)
     if a.grace_hours < 0:
         raise InvalidArgument(f"--grace-hours must be >= 0, got {a.grace_hours}")
     grace = timedelta(hours=a.grace_hours)
+    if a.master and not a.spark:
+        raise InvalidArgument("--master needs --spark")
     with _progress(out, interactive) as progress:
         if a.spark:
-            spark_gc = _spark_module()
-            session = spark_gc.spark_session()
-            result: GCReport = spark_gc.collect_garbage_spark(
-                session, repo, rules, grace=grace, dry_run=a.dry_run, progress=progress
+            result: GCReport = _spark_module().collect_garbage_cli(
+                repo.name,
+                rules,
+                home=a.home,
+                database_url=a.database_url,
+                master=a.master,
+                grace=grace,
+                dry_run=a.dry_run,
+                progress=progress,
             )
         else:
             result = collect_garbage(repo, rules, grace=grace, dry_run=a.dry_run, progress=progress)

@@ -7,7 +7,6 @@ and unreachable commits are reported but are not problems).
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from graveler import uri as uris
 from graveler.cli.output import Output
@@ -18,28 +17,6 @@ from graveler.refdump import dump_refs, restore_refs
 #: Exit code of ``fsck`` when it found problems.
 EXIT_PROBLEMS = 1
 _SHOWN = 20  # dangling items listed in human output (all of them with --json)
-
-
-def add_parsers(sub: Any) -> None:
-    """Add ``fsck`` and ``refs`` to the CLI's sub-command parsers."""
-    f = sub.add_parser(
-        "fsck", help="check refs, history, trees and objects; exit 0 only when clean"
-    )
-    f.add_argument("uri", metavar="graveler://REPO")
-    f.add_argument(
-        "--verify-objects",
-        action="store_true",
-        help="also read every referenced object and check its SHA-256 (reads all the data)",
-    )
-    refs = sub.add_parser("refs", help="back up and restore commits, branches and tags")
-    rs = refs.add_subparsers(dest="action", required=True, parser_class=type(refs))
-    rs.add_parser("dump", help="write a refs dump into the storage namespace").add_argument(
-        "uri", metavar="graveler://REPO"
-    )
-    r = rs.add_parser("restore", help="recreate a repository's refs from a dump")
-    r.add_argument("uri", metavar="graveler://REPO")
-    r.add_argument("namespace", metavar="NAMESPACE_URI", help="where the dump is (file://, s3://)")
-    r.add_argument("--dump", default=None, metavar="DUMP_ID", help="default: the newest dump")
 
 
 def fsck_command(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
@@ -60,6 +37,11 @@ def _print_report(out: Output, r: FsckReport) -> None:
     )
     for p in r.problems:
         out.message(f"[red]{p.kind.value}[/red] {p.subject}: {p.detail}")
+    if r.expired_objects:
+        out.message(
+            f"{len(r.expired_objects)} object(s) of {r.expired_commits} expired commit(s) "
+            "deleted by garbage collection (not a problem)"
+        )
     dangling = [
         ("dangling object", r.dangling_objects),
         ("dangling tree file", r.dangling_tree_files),

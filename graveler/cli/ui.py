@@ -11,37 +11,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Any
 
 from graveler.cli.output import Output
 from graveler.client import Graveler
 from graveler.errors import InvalidArgument
-
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
-
-
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser("ui", help="serve the web UI (read-only unless --allow-writes)")
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on ({DEFAULT_HOST})")
-    p.add_argument(
-        "--port", type=_port, default=DEFAULT_PORT, help=f"port ({DEFAULT_PORT}; 0: any free one)"
-    )
-    p.add_argument(
-        "--allow-writes",
-        action="store_true",
-        help="offer merge, revert and delete-branch actions (default: read-only)",
-    )
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, not {text!r}")
-    return port
 
 
 def ui(gv: Graveler, a: argparse.Namespace, out: Output) -> int:

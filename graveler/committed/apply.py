@@ -15,6 +15,7 @@ end). Cost: the changes plus the ranges they touch, not the size of the tree.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -87,47 +88,52 @@ def apply_changes(
             writer.reuse(rng)
             continue
         limit = rng.max_key if i < last else None
-        _merge_range(writer, files.range(rng.id).records, stream, limit, summary)
-    _merge_range(writer, [], stream, None, summary)
+        data = files.range(rng.id)
+        _merge_range(writer, data.records, data.keys, stream, limit, summary)
+    _merge_range(writer, [], [], stream, None, summary)
     metarange_id = writer.finish()
     summary.ranges_written = writer.ranges_written
     summary.ranges_reused = writer.ranges_reused
     return metarange_id, summary
 
 
+#: Records handed to the writer at a time while merging (bounds memory on huge imports).
+RUN_LENGTH = 16_384
+
+
 def _merge_range(
     writer: TreeWriter,
     records: Sequence[ValueRecord],
+    keys: Sequence[bytes],
     stream: _Changes,
     limit: bytes | None,
     summary: ApplySummary,
 ) -> None:
-    """Write ``records`` merged with the changes whose key <= ``limit`` (all when None)."""
-    add = writer.add
-    for rec in records:
-        head = stream.head
-        while head is not None and head.key < rec.key:
-            if head.record is not None:
-                add(head.record)
-                summary.added += 1
-            stream.advance()
-            head = stream.head
-        if head is not None and head.key == rec.key:
-            new = head.record
+    """Write ``records`` (whose keys are ``keys``) merged with the changes whose key <=
+    ``limit`` (all when None). Unchanged stretches are copied as slices; the merged records
+    go to the writer in runs."""
+    out: list[ValueRecord] = []
+    pos = 0
+    while (head := stream.head) is not None and (limit is None or head.key <= limit):
+        at = bisect_left(keys, head.key, pos)
+        out += records[pos:at]
+        pos = at
+        if at < len(keys) and keys[at] == head.key:
+            pos = at + 1
+            old, new = records[at], head.record
             if new is None:
                 summary.removed += 1
-            elif new.identity == rec.identity:
-                add(rec)  # same object: keep the committed record so the range can match
+            elif new.identity == old.identity:
+                out.append(old)  # same object: keep the committed record so the range can match
             else:
-                add(new)
+                out.append(new)
                 summary.changed += 1
-            stream.advance()
-        else:
-            add(rec)
-    head = stream.head
-    while head is not None and (limit is None or head.key <= limit):
-        if head.record is not None:
-            add(head.record)
+        elif head.record is not None:
+            out.append(head.record)
             summary.added += 1
         stream.advance()
-        head = stream.head
+        if len(out) >= RUN_LENGTH:
+            writer.add_run(out)
+            out = []
+    out += records[pos:]
+    writer.add_run(out)

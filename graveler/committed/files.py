@@ -12,8 +12,10 @@ import contextlib
 import os
 import sys
 import tempfile
+import threading
 from bisect import bisect_left
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from graveler.committed.cache import TieredCache
 from graveler.committed.record import (
@@ -133,43 +135,62 @@ class TreeFiles:
 
     def write_range(
         self, keys: list[bytes], values: list[bytes], records: list[ValueRecord], size: int
-    ) -> RangeInfo:
-        """Write one range file (``values`` are encoded SST values of ``records``)."""
+    ) -> tuple[RangeInfo, Future[str]]:
+        """Write one range file (``values`` are encoded SST values of ``records``). The file
+        is built here and published to the store in the background: the returned future
+        gives its key once it is stored (durable only after :meth:`write_metarange`)."""
         rid = file_id(RANGE_KIND, keys, values)
-        self._write_file(rid, keys, values)
+        stored = self._write_file(rid, keys, values)
         self.cache.put_decoded(
             rid, RangeData(rid, keys, values, records, size), _cost(size, len(keys))
         )
-        return RangeInfo(sys.intern(rid), keys[0], keys[-1], len(keys), size)
+        return RangeInfo(sys.intern(rid), keys[0], keys[-1], len(keys), size), stored
 
-    def write_metarange(self, ranges: Sequence[RangeInfo]) -> str:
-        """Write the metarange of ``ranges`` (key order); the empty tree has ID ``""``."""
-        if not ranges:
-            return EMPTY_METARANGE_ID
-        keys = [r.max_key for r in ranges]
-        values = [encode_range_info(r) for r in ranges]
-        mid = file_id(METARANGE_KIND, keys, values)
-        self._write_file(mid, keys, values)
-        self.cache.put_decoded(mid, MetarangeData(mid, list(ranges)), 64 + 200 * len(ranges))
+    def write_metarange(
+        self, ranges: Sequence[RangeInfo], pending: Sequence[Future[str]] = ()
+    ) -> str:
+        """Write the metarange of ``ranges`` (key order); the empty tree has ID ``""``.
+        Returns once it and the ``pending`` range files are all stored and durable (the
+        first failure is raised): the files are fsynced as they are stored, their directory
+        once for the whole tree (``ObjectStore.sync``)."""
+        stored = list(pending)
+        mid = EMPTY_METARANGE_ID
+        if ranges:
+            keys = [r.max_key for r in ranges]
+            values = [encode_range_info(r) for r in ranges]
+            mid = file_id(METARANGE_KIND, keys, values)
+            stored.append(self._write_file(mid, keys, values))
+            self.cache.put_decoded(mid, MetarangeData(mid, list(ranges)), 64 + 200 * len(ranges))
+        self.store.sync([future.result() for future in stored])
         return mid
 
-    def _write_file(self, fid: str, keys: list[bytes], values: list[bytes]) -> None:
+    def _write_file(self, fid: str, keys: list[bytes], values: list[bytes]) -> Future[str]:
+        """Build the SST in the scratch directory, then store it in the background."""
         fd, path = tempfile.mkstemp(dir=self.scratch_dir, prefix=".tmp-", suffix=".sst")
         os.close(fd)
-        writer = SstWriter(path)
         try:
-            for k, v in zip(keys, values, strict=True):
-                writer.add(k, v)
-            writer.finish()
-            with open(path, "rb") as fh:
-                data = fh.read()
-            self.store.put(TREE_PREFIX + fid, data)
+            with SstWriter(path) as writer:
+                writer.add_many(keys, values)
+                writer.finish()
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            raise
+        self.files_written += 1
+        return _uploads().submit(self._publish, fid, path)
+
+    def _publish(self, fid: str, path: str) -> str:
+        """Store the file (atomically; durable once its key is synced); returns its key."""
+        key = TREE_PREFIX + fid
+        try:
+            with open(path, "rb") as fh, self.store.open_writer(key, durable=False) as writer:
+                while chunk := fh.read(1 << 20):
+                    writer.write(chunk)
             self.cache.adopt_file(fid, path)  # the scratch file becomes the disk-tier copy
         finally:
-            writer.abort()
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)  # only still there when writing or storing failed
-        self.files_written += 1
+                os.unlink(path)  # only still there when storing failed
+        return key
 
     # --- verification --------------------------------------------------------------------------
 
@@ -221,6 +242,20 @@ def _cost(size: int, count: int) -> int:
 
 def _range_cost(r: RangeData) -> int:
     return _cost(r.nbytes, len(r.keys))
+
+
+#: Tree files stored at once by a process (their writes and fsyncs overlap; S3 uploads too).
+UPLOAD_THREADS = 8
+_uploader: ThreadPoolExecutor | None = None
+_uploader_lock = threading.Lock()
+
+
+def _uploads() -> ThreadPoolExecutor:
+    global _uploader
+    with _uploader_lock:
+        if _uploader is None:
+            _uploader = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="graveler-tree")
+        return _uploader
 
 
 def _default_scratch(cache: TieredCache) -> str:

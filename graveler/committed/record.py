@@ -22,7 +22,9 @@ from __future__ import annotations
 import hashlib
 import struct
 import sys
-from operator import add
+from collections.abc import Sequence
+from itertools import repeat
+from operator import add, itemgetter
 from typing import NamedTuple
 
 import xxhash
@@ -63,6 +65,18 @@ def encode_value(identity: bytes, value: bytes) -> bytes:
     if n < 0x80:
         return _VERSION_BYTE + bytes((n,)) + identity + value
     return _VERSION_BYTE + _uvarint(n) + identity + value
+
+
+def encode_values(records: Sequence[ValueRecord]) -> list[bytes]:
+    """:func:`encode_value` of every record. When all identities have one short length (as
+    object entries' SHA-256 identities do) the header is shared and the values are joined in
+    C-level loops."""
+    identities = list(map(itemgetter(1), records))
+    lengths = set(map(len, identities))
+    if len(lengths) == 1 and (n := lengths.pop()) < 0x80:
+        heads = map(add, repeat(_VERSION_BYTE + bytes((n,))), identities)
+        return list(map(add, heads, map(itemgetter(2), records)))
+    return list(map(encode_value, identities, map(itemgetter(2), records)))
 
 
 def decode_value(key: bytes, raw: bytes) -> ValueRecord:
@@ -153,10 +167,10 @@ class FileHasher:
             self._flush()
 
     def add_many(self, keys: list[bytes], values: list[bytes]) -> None:
-        pack = _FRAME.pack
-        self._chunks.extend(
-            [pack(len(k), len(v)) + k + v for k, v in zip(keys, values, strict=True)]
-        )
+        if len(keys) != len(values):
+            raise ValueError("keys and values differ in number")
+        frames = map(_FRAME.pack, map(len, keys), map(len, values))
+        self._chunks.extend(map(add, map(add, frames, keys), values))
         self._flush()
 
     def hexdigest(self) -> str:

@@ -20,6 +20,11 @@ the seed documents). Smaller raggedness (512) halves commit time again but tripl
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Sequence
+from itertools import compress, count, repeat
+from operator import mod, not_
+
 import xxhash
 
 from graveler.model import RangeSettings
@@ -51,6 +56,29 @@ class Splitter:
         self.min_size = settings.min_size
         self.max_size = settings.max_size
         self.raggedness = settings.raggedness
+
+    def candidates(self, keys: Sequence[bytes]) -> list[int]:
+        """Positions whose key passes the hash test (``xxh64(key) % raggedness == 0``): the
+        only places besides ``max_size`` where a range may be cut (C-level loops)."""
+        hashes = map(xxhash.xxh64_intdigest, keys)
+        return list(compress(count(), map(not_, map(mod, hashes, repeat(self.raggedness)))))
+
+    def next_cut(
+        self, sums: Sequence[int], start: int, opened: int, candidates: Sequence[int]
+    ) -> int | None:
+        """The first position ``j >= start`` after which :meth:`should_cut` closes the range,
+        for entries whose running sizes are ``sums`` (``sums[j + 1] - sums[start]`` is the
+        size of entries ``start..j``), in a range already ``opened`` bytes big; None when the
+        range stays open past the last entry."""
+        base = opened - sums[start]
+        last = len(sums) - 2
+        at_max = bisect_left(sums, self.max_size - base, start + 1) - 1
+        at_min = bisect_left(sums, self.min_size - base, start + 1) - 1
+        cut = at_max if at_max <= last else None
+        i = bisect_left(candidates, max(start, at_min))
+        if i < len(candidates) and (cut is None or candidates[i] < cut):
+            cut = candidates[i]
+        return cut
 
     def should_cut(self, key: bytes, range_size: int) -> bool:
         """True when the range ending with ``key`` (``range_size`` bytes so far) closes."""

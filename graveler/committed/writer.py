@@ -9,8 +9,12 @@ write of the same records would produce: trees are history-independent.
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+from itertools import accumulate, islice
+from operator import add, itemgetter, lt
+
 from graveler.committed.files import TreeFiles
-from graveler.committed.record import RangeInfo, ValueRecord, encode_value
+from graveler.committed.record import RangeInfo, ValueRecord, encode_value, encode_values
 from graveler.committed.splitter import Splitter
 from graveler.errors import InvalidArgument
 from graveler.model import RangeSettings
@@ -28,6 +32,7 @@ class TreeWriter:
         self._last_key: bytes | None = None
         self.ranges_written = 0
         self.ranges_reused = 0
+        self._stored: list[Future[str]] = []  # range files being stored in the background
 
     @property
     def at_boundary(self) -> bool:
@@ -50,6 +55,33 @@ class TreeWriter:
         if self._splitter.should_cut(key, self._size):
             self._close_range()
 
+    def add_run(self, records: list[ValueRecord]) -> None:
+        """Append many records at once (keys strictly increasing, after every key written),
+        cutting ranges exactly where :meth:`add` would: the per-record work runs in C-level
+        loops, and the cut points are found by binary search over running sizes."""
+        if not records:
+            return
+        keys = list(map(itemgetter(0), records))
+        if (self._last_key is not None and keys[0] <= self._last_key) or not all(
+            map(lt, keys, islice(keys, 1, None))
+        ):
+            raise InvalidArgument("tree keys must strictly increase across the whole tree")
+        values = encode_values(records)
+        sums = list(accumulate(map(add, map(len, keys), map(len, values)), initial=0))
+        candidates = self._splitter.candidates(keys)
+        start = 0
+        while start < len(keys):
+            cut = self._splitter.next_cut(sums, start, self._size, candidates)
+            end = len(keys) if cut is None else cut + 1
+            self._keys += keys[start:end]
+            self._values += values[start:end]
+            self._records += records[start:end]
+            self._size += sums[end] - sums[start]
+            if cut is not None:
+                self._close_range()
+            start = end
+        self._last_key = keys[-1]
+
     def reuse(self, info: RangeInfo) -> None:
         """Append an existing range whole (no I/O). Only allowed at a boundary."""
         if not self.at_boundary:
@@ -61,13 +93,15 @@ class TreeWriter:
         self.ranges_reused += 1
 
     def finish(self) -> str:
-        """Close the open range and write the metarange; returns its ID."""
+        """Close the open range and write the metarange; returns its ID once every file of
+        the tree is stored."""
         if self._keys:
             self._close_range()
-        return self._files.write_metarange(self._ranges)
+        return self._files.write_metarange(self._ranges, self._stored)
 
     def _close_range(self) -> None:
-        info = self._files.write_range(self._keys, self._values, self._records, self._size)
+        info, stored = self._files.write_range(self._keys, self._values, self._records, self._size)
+        self._stored.append(stored)
         self._ranges.append(info)
         self.ranges_written += 1
         self._keys, self._values, self._records, self._size = [], [], [], 0

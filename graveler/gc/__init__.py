@@ -3,7 +3,8 @@
 * :mod:`graveler.gc.rules` -- retention rules per branch and the commits they retain;
 * :mod:`graveler.gc.mark` -- reading tree files straight from the namespace (executor-safe);
 * :mod:`graveler.gc.plan` -- the shared plan and the one definition of garbage;
-* :mod:`graveler.gc.collect` -- the single-process implementation.
+* :mod:`graveler.gc.collect` -- the single-process implementation;
+* :mod:`graveler.gc.ledger` -- the record of expired commits that fsck reads.
 
 The Spark implementation lives in the ``graveler_spark`` provider (``graveler gc --spark``).
 The names below are the public GC API, building blocks included, so that a distributed
@@ -12,6 +13,7 @@ collector can share the plan, the marking readers and the one definition of garb
 
 from graveler.committed.files import TREE_PREFIX
 from graveler.gc.collect import collect_garbage, list_collectable, report
+from graveler.gc.ledger import EXPIRED_PREFIX, expired_commits, record_expired
 from graveler.gc.mark import metarange_range_ids, range_addresses
 from graveler.gc.plan import (
     DEFAULT_GRACE,
@@ -28,6 +30,7 @@ from graveler.gc.rules import DEFAULT_RETENTION_DAYS, RetentionRules, retained_c
 __all__ = [
     "DEFAULT_GRACE",
     "DEFAULT_RETENTION_DAYS",
+    "EXPIRED_PREFIX",
     "TREE_PREFIX",
     "GCPlan",
     "GCReport",
@@ -35,12 +38,14 @@ __all__ = [
     "Progress",
     "RetentionRules",
     "collect_garbage",
+    "expired_commits",
     "is_garbage",
     "list_collectable",
     "metarange_range_ids",
     "no_progress",
     "prepare",
     "range_addresses",
+    "record_expired",
     "report",
     "retained_commits",
 ]

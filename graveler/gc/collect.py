@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from graveler.committed.files import TREE_PREFIX
+from graveler.gc.ledger import record_expired
 from graveler.gc.mark import metarange_range_ids, range_addresses
 from graveler.gc.plan import (
     DEFAULT_GRACE,
@@ -26,6 +27,7 @@ from graveler.gc.plan import (
     prepare,
 )
 from graveler.gc.rules import RetentionRules
+from graveler.namespaces import refuse_nested_listing
 from graveler.objects import DATA_PREFIX
 from graveler.objectstore.port import ObjectInfo, ObjectStore
 
@@ -70,10 +72,14 @@ def mark(store: ObjectStore, plan: GCPlan, progress: Progress = no_progress) -> 
 
 
 def list_collectable(store: ObjectStore, progress: Progress = no_progress) -> list[ObjectInfo]:
-    """Every object under ``data/`` and ``_graveler/`` (the only prefixes GC may touch)."""
+    """Every object under ``data/`` and ``_graveler/`` (the only prefixes GC may touch).
+    NamespaceInUse when another repository's metadata lies under ``data/`` (a namespace
+    nested in this one, by a version without ownership checks): nothing is deleted then."""
     found: list[ObjectInfo] = []
     for prefix in (DATA_PREFIX, TREE_PREFIX):
         for info in store.list(prefix):
+            if prefix == DATA_PREFIX:
+                refuse_nested_listing(store.uri, info.key)
             found.append(info)
             if len(found) % _PROGRESS_EVERY == 0:
                 progress("list", len(found), 0)
@@ -100,6 +106,8 @@ def finish(
         elif is_garbage(info, marks, plan.cutoff):
             selected.append(info)
     selected.sort(key=lambda o: o.key)
+    if not dry_run and selected:
+        record_expired(store, plan.expired)  # for fsck, before anything goes
     deleted = 0 if dry_run else sweep(store, [o.key for o in selected], progress)
     return report(
         plan,

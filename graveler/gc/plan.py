@@ -28,6 +28,7 @@ from graveler.errors import InvalidArgument
 from graveler.gc.mark import is_collectable, staged_addresses, tree_file_id
 from graveler.gc.rules import RetentionRules, retained_commits
 from graveler.model import Commit
+from graveler.namespaces import require_owner
 from graveler.objectstore.port import ObjectInfo
 from graveler.staging import branch_tokens
 
@@ -57,6 +58,7 @@ class GCPlan:
     retained_metaranges: frozenset[str]
     all_metaranges: frozenset[str]  # of every commit, expired or not
     staged: frozenset[str]  # physical addresses of staged values
+    expired: frozenset[str] = frozenset()  # commit IDs the rules do not retain
 
 
 @dataclass(frozen=True)
@@ -112,9 +114,12 @@ def prepare(
     grace: timedelta = DEFAULT_GRACE,
     now: datetime | None = None,
 ) -> GCPlan:
-    """Decide retained commits and staged addresses of ``repo`` at ``now`` (default: now)."""
+    """Decide retained commits and staged addresses of ``repo`` at ``now`` (default: now).
+    NamespaceInUse unless ``repo`` owns its namespace alone (:func:`graveler.namespaces.
+    require_owner`): collecting a shared namespace would delete the other repository's data."""
     if grace < timedelta(0):
         raise InvalidArgument(f"grace period must not be negative, got {grace}")
+    require_owner(repo.refs, repo.store, repo.info, "garbage collection")
     at = (now or datetime.now(UTC)).astimezone(UTC)
     tokens = [t for b in repo.list_branches() for t in branch_tokens(b)]
     staged = staged_addresses(repo.staging, tokens)
@@ -132,6 +137,7 @@ def prepare(
         retained_metaranges=frozenset(commits[c].metarange_id for c in keep if c in commits),
         all_metaranges=frozenset(c.metarange_id for c in commits.values()),
         staged=frozenset(staged),
+        expired=frozenset(commits) - keep,
     )
 
 

@@ -15,9 +15,16 @@ from urllib.parse import unquote, urlsplit
 
 from graveler.errors import InvalidURI
 from graveler.objectstore.keys import validate_key
-from graveler.objectstore.port import ObjectInfo, ObjectStore
+from graveler.objectstore.port import ObjectInfo, ObjectStore, ObjectWriter
 
-__all__ = ["ObjectInfo", "ObjectStore", "join_uri", "open_object_store", "validate_key"]
+__all__ = [
+    "ObjectInfo",
+    "ObjectStore",
+    "ObjectWriter",
+    "join_uri",
+    "open_object_store",
+    "validate_key",
+]
 
 
 def _no_options(scheme: str, options: dict[str, Any]) -> None:

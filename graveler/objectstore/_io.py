@@ -1,12 +1,16 @@
-"""Small I/O helpers shared by the object store backends."""
+"""Small I/O helpers shared by the object store backends, and the base of their writers."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import io
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from graveler.errors import InvalidArgument
+from graveler.objectstore.port import ObjectInfo
 
 #: How much a backend reads from a caller's file-like object at a time.
 CHUNK_SIZE = 1 << 20
@@ -80,3 +84,94 @@ def utc_now() -> datetime:
 def from_timestamp(seconds: float) -> datetime:
     """A POSIX timestamp as a timezone-aware UTC datetime."""
     return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+class BaseObjectWriter(io.RawIOBase):
+    """What every backend's :class:`~graveler.objectstore.port.ObjectWriter` shares: hashing
+    and counting as bytes are written, the open -> committed | aborted life cycle, and the
+    file-object and context-manager protocols. A backend implements ``_write`` (take bytes),
+    ``_publish`` (make the object appear durably; returns its info) and ``_discard`` (drop
+    what was written; called at most once, never after a successful ``_publish``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self._key = key
+        self._hash = hashlib.sha256()
+        self._size = 0
+        self._info: ObjectInfo | None = None
+        self._done = False
+
+    @property
+    def key(self) -> str:
+        return self._key
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        """Append ``data`` (any bytes-like object); returns its length."""
+        if self._done:
+            raise ValueError(f"writer of {self._key!r} is already committed or aborted")
+        view = memoryview(data).cast("B")
+        if view.nbytes:
+            self._hash.update(view)
+            self._write(view)
+            self._size += view.nbytes
+        return view.nbytes
+
+    def sha256(self) -> str:
+        return self._hash.hexdigest()
+
+    def commit(self) -> ObjectInfo:
+        if self._info is not None:
+            return self._info
+        if self._done:
+            raise ValueError(f"writer of {self._key!r} was aborted: nothing to commit")
+        self._done = True
+        try:
+            self._info = self._publish()
+        except BaseException:
+            self._discard_quietly()
+            raise
+        finally:
+            super().close()
+        return self._info
+
+    def abort(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        self._discard_quietly()
+        super().close()
+
+    def close(self) -> None:
+        """Closing a writer that was not committed aborts it: nothing is published."""
+        self.abort()
+
+    def __enter__(self) -> BaseObjectWriter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+    def _discard_quietly(self) -> None:
+        """Best effort: a failed clean-up leaves an unreferenced object (removed by garbage
+        collection) and must not hide the error that caused it."""
+        with contextlib.suppress(Exception):
+            self._discard()
+
+    def _write(self, view: memoryview) -> None:
+        raise NotImplementedError
+
+    def _publish(self) -> ObjectInfo:
+        raise NotImplementedError
+
+    def _discard(self) -> None:
+        raise NotImplementedError

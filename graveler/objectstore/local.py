@@ -18,42 +18,29 @@ A directory cannot be both a file and a directory, so unlike S3 this store canno
 from __future__ import annotations
 
 import builtins
-import contextlib
 import os
 import stat as stat_mod
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import BinaryIO
 from urllib.parse import quote
 
 from graveler.errors import InvalidArgument, InvalidKey, ObjectNotFound, StorageError
 from graveler.objectstore._io import check_range, from_timestamp, iter_chunks
 from graveler.objectstore.keys import validate_key, validate_prefix
+from graveler.objectstore.local_writer import (
+    TMP_PREFIX,
+    LocalObjectWriter,
+    fsync_directory,
+    fsync_directory_async,
+    unlink_quietly,
+)
 from graveler.objectstore.port import ObjectInfo
 
-#: Name prefix of in-flight temporary files; reserved, never part of a valid key here.
-TMP_PREFIX = ".graveler-tmp-"
-_FILE_MODE = 0o644
+__all__ = ["TMP_PREFIX", "LocalObjectStore"]
+
 _MISSING = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
-
-
-def _fsync_directory(path: str) -> None:
-    """Flush a directory's entries to disk (best effort: some filesystems refuse)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _unlink_quietly(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
 
 
 class LocalObjectStore:
@@ -111,20 +98,55 @@ class LocalObjectStore:
         A file-like ``data`` is copied in 1 MiB chunks. If reading it raises, the exception
         propagates unchanged, the temporary file is removed and the old object is untouched.
         """
+        with self.open_writer(key) as writer:
+            for chunk in iter_chunks(data):
+                writer.write(chunk)
+        return writer.commit()
+
+    def open_writer(
+        self, key: str, *, fresh: bool = False, durable: bool = True
+    ) -> LocalObjectWriter:
+        """A writer of ``key`` (see :mod:`graveler.objectstore.local_writer`). With ``fresh``
+        the file is written in place and must not exist yet (StorageError if it does); with
+        ``durable=False`` its directory is left for :meth:`sync` to fsync."""
+        path = self._path(key)
+        error = partial(self._error, "writing", key)
+        try:
+            self._ensure_directory(os.path.dirname(path))
+        except OSError as exc:
+            raise error(exc) from exc
+        return LocalObjectWriter(key, path, fresh=fresh, durable=durable, error=error)
+
+    def sync(self, keys: Iterable[str]) -> None:
+        """Fsync the directory of every key (each directory once, several at a time): the
+        files themselves were fsynced by their writers' commits."""
+        directories = {os.path.dirname(self._path(key)) for key in keys}
+        for future in [fsync_directory_async(d) for d in directories]:
+            future.result()
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """Create ``key`` unless a file is there: a complete, fsynced temp file is hard-linked
+        to the key's path (``link`` fails atomically when the path exists), so a reader never
+        sees a partial object and of racing writers exactly one wins."""
         path = self._path(key)
         directory = os.path.dirname(path)
         try:
             self._ensure_directory(directory)
-            tmp, size, mtime = self._write_temp(directory, data)
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=TMP_PREFIX)
             try:
-                os.replace(tmp, path)
-            except BaseException:
-                _unlink_quietly(tmp)
-                raise
-            _fsync_directory(directory)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+            finally:
+                unlink_quietly(tmp)
+            fsync_directory(directory)
         except OSError as exc:
-            raise self._error("writing", key, exc) from exc
-        return ObjectInfo(key, size, from_timestamp(mtime))
+            raise self._error("creating", key, exc) from exc
+        return True
 
     def _ensure_directory(self, directory: str) -> None:
         """Create ``directory`` and its missing parents, fsyncing each new entry's parent."""
@@ -137,26 +159,7 @@ class LocalObjectStore:
             return
         os.makedirs(directory, exist_ok=True)
         for new_dir in reversed(created):
-            _fsync_directory(os.path.dirname(new_dir))
-
-    @staticmethod
-    def _write_temp(directory: str, data: bytes | BinaryIO) -> tuple[str, int, float]:
-        """Write ``data`` to a fsynced temp file in ``directory``: (path, size, mtime)."""
-        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                size = 0
-                for chunk in iter_chunks(data):
-                    out.write(chunk)
-                    size += len(chunk)
-                out.flush()
-                os.fchmod(out.fileno(), _FILE_MODE)
-                os.fsync(out.fileno())
-                mtime = os.fstat(out.fileno()).st_mtime
-        except BaseException:
-            _unlink_quietly(tmp)
-            raise
-        return tmp, size, mtime
+            fsync_directory(os.path.dirname(new_dir))
 
     def delete(self, key: str) -> None:
         """Remove ``key``; a missing key (or a directory at its path) is fine."""

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import BinaryIO
 
 from graveler.errors import InvalidURI, ObjectNotFound
-from graveler.objectstore._io import check_range, iter_chunks, utc_now
+from graveler.objectstore._io import BaseObjectWriter, check_range, iter_chunks, utc_now
 from graveler.objectstore.keys import validate_key, validate_prefix
 from graveler.objectstore.port import ObjectInfo
 
@@ -53,11 +53,30 @@ class MemoryObjectStore:
     def put(self, key: str, data: bytes | BinaryIO) -> ObjectInfo:
         """Store ``data`` under ``key``; readers see the old or the new value, never a mix."""
         validate_key(key)
-        value = b"".join(iter_chunks(data))
+        return self._store(key, b"".join(iter_chunks(data)))
+
+    def open_writer(
+        self, key: str, *, fresh: bool = False, durable: bool = True
+    ) -> BaseObjectWriter:
+        """A writer buffering the object in memory until ``commit`` stores it."""
+        validate_key(key)
+        return _MemoryWriter(self, key)
+
+    def _store(self, key: str, value: bytes) -> ObjectInfo:
         stored = _Stored(value, utc_now())
         with self._lock:
             self._objects[key] = stored
         return ObjectInfo(key, len(value), stored.mtime)
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """Store ``data`` under ``key`` unless something is there; True when stored."""
+        validate_key(key)
+        stored = _Stored(bytes(data), utc_now())
+        with self._lock:
+            if key in self._objects:
+                return False
+            self._objects[key] = stored
+        return True
 
     def _lookup(self, key: str) -> _Stored:
         validate_key(key)
@@ -66,6 +85,9 @@ class MemoryObjectStore:
         if stored is None:
             raise ObjectNotFound(f"no object {key!r} in {self.uri}")
         return stored
+
+    def sync(self, keys: Iterable[str]) -> None:
+        """Nothing to do: every commit is already durable (as durable as this store gets)."""
 
     def get(self, key: str) -> bytes:
         """The whole object; ObjectNotFound if missing."""
@@ -112,6 +134,22 @@ class MemoryObjectStore:
         """Always None: nothing of a memory store is on disk."""
         validate_key(key)
         return None
+
+
+class _MemoryWriter(BaseObjectWriter):
+    def __init__(self, store: MemoryObjectStore, key: str) -> None:
+        super().__init__(key)
+        self._store_to = store
+        self._parts: list[bytes] = []
+
+    def _write(self, view: memoryview) -> None:
+        self._parts.append(bytes(view))
+
+    def _publish(self) -> ObjectInfo:
+        return self._store_to._store(self.key, b"".join(self._parts))
+
+    def _discard(self) -> None:
+        self._parts.clear()
 
 
 _registry: dict[str, MemoryObjectStore] = {}

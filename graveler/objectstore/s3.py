@@ -26,7 +26,7 @@ import io
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any, BinaryIO, Literal, TypeVar, cast
 
@@ -47,12 +47,15 @@ from graveler.errors import (
 from graveler.objectstore._io import CHUNK_SIZE, ExactReader, check_range, utc_now
 from graveler.objectstore.keys import validate_key, validate_prefix
 from graveler.objectstore.port import ObjectInfo
+from graveler.objectstore.s3_writer import S3ObjectWriter
 
 ENDPOINT_ENV = "GRAVELER_S3_ENDPOINT_URL"
 DEFAULT_REGION = "us-east-1"
 MULTIPART_CHUNK = 8 << 20
 #: How often a response body that breaks off mid-read is re-requested.
 BODY_READ_ATTEMPTS = 3
+#: How often a conditional PutObject that S3 answers with 409 (a concurrent one) is tried.
+CONDITIONAL_ATTEMPTS = 4
 
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _NOT_FOUND_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
@@ -220,16 +223,24 @@ class S3ObjectStore:
             )
         return StorageError(
             f"{action} {where} failed: {exc}; check the endpoint "
-            f"({self._endpoint or 'AWS default'}), the network and the credentials "
+            f"({self._endpoint or 'AWS default: no endpoint_url or ' + ENDPOINT_ENV + ' given'}), "
+            "the network and the credentials "
             f"(gave up after up to {self._max_attempts} attempt(s))"
         )
 
-    def _call(self, action: str, key: str | None, fn: Callable[[], _T]) -> _T:
+    @property
+    def client(self) -> Any:
+        """The boto3 S3 client (for :mod:`graveler.objectstore.s3_writer`)."""
+        return self._client
+
+    def call(self, action: str, key: str | None, fn: Callable[[], _T]) -> _T:
         """Run one boto3 call (botocore retries inside) and translate what escapes."""
         try:
             return fn()
         except (ClientError, BotoCoreError, S3UploadFailedError) as exc:
             raise self._error(exc, action, key) from exc
+
+    _call = call
 
     def _fetch(self, key: str, **params: str) -> bytes:
         """GET ``key`` (with optional Range) and read its body, re-requesting a broken body."""
@@ -277,6 +288,39 @@ class S3ObjectStore:
             lambda: self._client.upload_fileobj(reader, self._bucket, full, Config=self._transfer),
         )
         return ObjectInfo(key, reader.size, utc_now())
+
+    def open_writer(self, key: str, *, fresh: bool = False, durable: bool = True) -> S3ObjectWriter:
+        """A writer of ``key``: one PutObject for a small object, a multipart upload of 8 MiB
+        parts sent as they fill for a large one (see :mod:`graveler.objectstore.s3_writer`)."""
+        return S3ObjectWriter(self, key, self._full_key(key), MULTIPART_CHUNK)
+
+    def sync(self, keys: Iterable[str]) -> None:
+        """Nothing to do: every commit is already durable (as durable as this store gets)."""
+        return None
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """PutObject with ``If-None-Match: *`` (S3 conditional writes): S3 refuses with 412
+        when the key exists. A 409 (a concurrent conditional write still in flight) is
+        retried a few times. Services that ignore the header would overwrite: use S3 or a
+        compatible store that implements conditional writes."""
+        full = self._full_key(key)
+        payload = bytes(data)
+        for attempt in range(1, CONDITIONAL_ATTEMPTS + 1):
+            try:
+                self._client.put_object(
+                    Bucket=self._bucket, Key=full, Body=payload, IfNoneMatch="*"
+                )
+                return True
+            except ClientError as exc:
+                code = _code(exc)
+                if code == "PreconditionFailed":
+                    return False
+                if code != "ConditionalRequestConflict" or attempt == CONDITIONAL_ATTEMPTS:
+                    raise self._error(exc, "creating", key) from exc
+            except BotoCoreError as exc:
+                raise self._error(exc, "creating", key) from exc
+            time.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def get(self, key: str) -> bytes:
         """The whole object; ObjectNotFound if missing."""

@@ -18,9 +18,11 @@ fit for single-threaded use.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +38,14 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
+from graveler import config
 from graveler.errors import AlreadyExists, GravelerError, InvalidArgument, StorageError
+from graveler.refs.changes import ChangeMarker, local_only, sqlite_marker
 
 #: Execution option read by the SQLite ``begin`` hook: "DEFERRED" or "IMMEDIATE".
 BEGIN_OPTION = "graveler_sqlite_begin"
+#: Execution option read by the SQLite ``begin`` hook: the ``synchronous`` level of a write.
+SYNC_OPTION = "graveler_sqlite_synchronous"
 
 SUPPORTED_DIALECTS = ("sqlite", "postgresql")
 
@@ -58,8 +64,9 @@ class Database:
         """
         try:
             parsed = make_url(url)
-        except ArgumentError as exc:
-            raise InvalidArgument(f"invalid database URL {url!r}: {exc}") from exc
+        except (ArgumentError, ValueError, TypeError) as exc:
+            # not chained: the cause may quote the URL, password included
+            raise InvalidArgument(f"invalid database URL {redact_url(url)}: {exc}") from None
         self.dialect = parsed.get_backend_name()
         if self.dialect not in SUPPORTED_DIALECTS:
             raise InvalidArgument(
@@ -70,10 +77,22 @@ class Database:
                 self.engine = _sqlite_engine(url, busy_timeout)
             else:
                 self.engine = create_engine(url, pool_pre_ping=True)
-        except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        except (ArgumentError, NoSuchModuleError, ImportError, ValueError, TypeError) as exc:
             hint = " (needs: pip install 'graveler[postgres]')" if self.is_postgres else ""
-            raise InvalidArgument(f"cannot open database URL {url!r}: {exc}{hint}") from exc
+            raise InvalidArgument(
+                f"cannot open database URL {redact_url(url)}: {exc}{hint}"
+            ) from None
         self._writer = self.engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
+        self._relaxed = self.engine.execution_options(
+            **{BEGIN_OPTION: "IMMEDIATE", SYNC_OPTION: "NORMAL"}
+        )
+        #: Write transactions this object has ended (committed or not): with
+        #: :meth:`changes`, what tells caches that something may have changed.
+        self.local_writes = 0
+        self._sqlite_path = _sqlite_file(parsed.database) if self.dialect == "sqlite" else None
+        self._busy_timeout = busy_timeout
+        self._changes: ChangeMarker | None = None
+        self._changes_lock = threading.Lock()
 
     @property
     def is_postgres(self) -> bool:
@@ -86,16 +105,62 @@ class Database:
             yield conn
 
     @contextmanager
-    def write(self, what: str, *, duplicate: str | None = None) -> Iterator[Connection]:
+    def write(
+        self, what: str, *, duplicate: str | None = None, durable: bool = True
+    ) -> Iterator[Connection]:
         """A write transaction (SQLite: ``BEGIN IMMEDIATE``), committed when the block exits
         normally and rolled back otherwise. A unique-constraint violation becomes
-        ``AlreadyExists(duplicate)`` when ``duplicate`` is given."""
-        with translate_errors(what, duplicate=duplicate), self._writer.begin() as conn:
-            yield conn
+        ``AlreadyExists(duplicate)`` when ``duplicate`` is given.
+
+        ``durable=False`` (SQLite only; staging writes) commits with ``synchronous=NORMAL``:
+        the WAL is written but not fsynced, so the transaction survives a crash of the
+        process at once, and a power loss from the next durable transaction (or WAL
+        checkpoint) on, which fsyncs the WAL with everything before it. Every other write is
+        ``synchronous=FULL``: durable when it returns. Either way the database stays
+        consistent."""
+        engine = self._writer if durable else self._relaxed
+        try:
+            with translate_errors(what, duplicate=duplicate), engine.begin() as conn:
+                yield conn
+        finally:
+            self.local_writes += 1
+
+    def changes(self) -> ChangeMarker | None:
+        """SQLite: the marker of commits by other connections and processes
+        (:mod:`graveler.refs.changes`), opened on first use; None on PostgreSQL, where
+        nothing is cached."""
+        if self.is_postgres:
+            return None
+        with self._changes_lock:
+            if self._changes is None:
+                if self._sqlite_path is None:
+                    self._changes = local_only()
+                else:
+                    self._changes = sqlite_marker(self._sqlite_path, self._busy_timeout)
+            return self._changes
 
     def close(self) -> None:
         """Close every pooled connection. The object must not be used afterwards."""
+        if self._changes is not None:
+            self._changes.close()
         self.engine.dispose()
+
+
+def _sqlite_file(database: str | None) -> str | None:
+    """The absolute path (or ``file:`` URI) of a SQLite database, None when in memory."""
+    if database in (None, "", ":memory:") or "mode=memory" in database:
+        return None
+    return database if database.startswith("file:") else os.path.abspath(database)
+def redact_url(url: object) -> str:
+    """``url`` fit for a message: rendered with SQLAlchemy's password hiding
+    (``render_as_string(hide_password=True)``), then :func:`graveler.config.redact_url` for
+    ``password=``-style query values and for text SQLAlchemy cannot parse (a bad port) or
+    would split wrongly (an unencoded ``@`` in the password)."""
+    text = str(url)
+    if text.count("@") <= 1:
+        with suppress(ArgumentError, ValueError, TypeError):
+            text = make_url(text).render_as_string(hide_password=True)
+    return config.redact_url(text)
 
 
 def _sqlite_engine(url: str, busy_timeout: float) -> Engine:
@@ -125,7 +190,13 @@ def _sqlite_engine(url: str, busy_timeout: float) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        mode = conn.get_execution_options().get(BEGIN_OPTION, "DEFERRED")
+        options = conn.get_execution_options()
+        mode = options.get(BEGIN_OPTION, "DEFERRED")
+        if mode == "IMMEDIATE":
+            sync = options.get(SYNC_OPTION, "FULL")
+            if conn.info.get(SYNC_OPTION) != sync:  # per connection, outside transactions
+                conn.exec_driver_sql(f"PRAGMA synchronous = {sync}")
+                conn.info[SYNC_OPTION] = sync
         conn.exec_driver_sql(f"BEGIN {mode}")
 
     return engine

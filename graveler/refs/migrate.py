@@ -15,14 +15,12 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from graveler.refs.db import BEGIN_OPTION, Database
+from graveler.refs.revision import HEAD_REVISION as HEAD_REVISION
 from graveler.refs.schema import VERSION_TABLE
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
-#: The newest migration shipped with this build (checked against the scripts by a test). When a
-#: database already records it, opening the store skips importing Alembic altogether (~0.3 s).
-HEAD_REVISION = "0003"
 
 #: Where the migration scripts live (inside the installed package).
 SCRIPT_LOCATION = str(Path(__file__).with_name("migrations"))
@@ -122,7 +120,9 @@ class _EngineDatabase(Database):
         self.dialect = engine.dialect.name
         self.engine = engine
         # Takes effect only if the engine has graveler's SQLite begin hook; harmless otherwise.
-        self._writer = engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
+        self._writer = self._relaxed = engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
+        self.local_writes = 0
+        self._changes = None
 
     def close(self) -> None:
         pass

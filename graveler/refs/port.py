@@ -13,6 +13,10 @@ Concurrency contracts:
   either in the sealed token (and in that commit) or in the fresh token (staged for the next),
   never in a token nobody will read.
 * Reads of staging (``get_staged``, ``iter_staged``) see committed transactions only.
+* ``branch_view`` reads a branch row together with what is staged under its tokens. A view
+  reflects every transaction committed before the call, by any process: a backend may hand
+  out a cached view only after checking, in that call, that nothing was committed since it
+  was read.
 """
 
 from __future__ import annotations
@@ -21,6 +25,27 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 from graveler.model import Branch, Commit, Repository, StagedEntry, Tag
+
+
+class BranchView(Protocol):
+    """One consistent read of a branch: its row and the entries staged over its commit
+    (current token first, then sealed tokens newest first: the first entry for a key wins)."""
+
+    @property
+    def branch(self) -> Branch: ...
+
+    @property
+    def clean(self) -> bool:
+        """True when nothing at all is staged on the branch."""
+        ...
+
+    def lookup(self, key: bytes) -> StagedEntry | None:
+        """The winning staged entry for ``key`` (possibly a tombstone), or None."""
+        ...
+
+    def iter_staged(self, start: bytes = b"", prefix: bytes = b"") -> Iterator[StagedEntry]:
+        """Winning staged entries with key >= ``start`` under ``prefix``, bytewise order."""
+        ...
 
 
 class RefStore(Protocol):
@@ -55,9 +80,19 @@ class RefStore(Protocol):
         """Sorted by name."""
         ...
 
-    def update_branch(self, repo: str, expected: Branch, new: Branch) -> None:
+    def update_branch(
+        self, repo: str, expected: Branch, new: Branch, *, durable: bool = True
+    ) -> None:
         """Compare-and-swap ``expected`` -> ``new`` (same name). Raises BranchMoved or
-        BranchNotFound."""
+        BranchNotFound. ``durable=False``: the swap may be lost with a power loss until the
+        next durable write (never torn)."""
+        ...
+
+    def advance_branch(
+        self, repo: str, expected: Branch, new: Branch, commit: Commit | None = None
+    ) -> None:
+        """Store ``commit`` (unless None) and compare-and-swap ``expected`` -> ``new``, in one
+        transaction. Raises BranchMoved or BranchNotFound (and then stores nothing)."""
         ...
 
     def delete_branch(self, repo: str, name: str) -> Branch:
@@ -100,7 +135,8 @@ class RefStore(Protocol):
 class StagingStore(Protocol):
     def stage(self, repo: str, branch: str, entries: Iterable[StagedEntry]) -> str:
         """Write entries (values or tombstones; last write per key wins) under the branch's
-        current staging token in one transaction; return that token. Raises BranchNotFound."""
+        current staging token in one transaction; return that token. Raises BranchNotFound,
+        or ProtectedBranch when the branch is protected (checked in the same transaction)."""
         ...
 
     def get_staged(self, token: str, key: bytes) -> StagedEntry | None:
@@ -115,6 +151,11 @@ class StagingStore(Protocol):
         ...
 
     def count_staged(self, token: str) -> int: ...
+
+    def branch_view(self, repo: str, branch: str) -> BranchView:
+        """The branch and its staged entries as of now (see the module docstring). Raises
+        BranchNotFound."""
+        ...
 
     def drop_tokens(self, tokens: Sequence[str], prefix: bytes = b"") -> None:
         """Delete every entry of the given tokens (only keys under ``prefix`` when given)."""

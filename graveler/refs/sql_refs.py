@@ -142,30 +142,37 @@ class SqlRefStore:
             result = conn.execute(query).all()
         return [rows.to_branch(row) for row in result]
 
-    def update_branch(self, repo: str, expected: Branch, new: Branch) -> None:
+    def update_branch(
+        self, repo: str, expected: Branch, new: Branch, *, durable: bool = True
+    ) -> None:
         """Compare-and-swap the whole branch row from ``expected`` to ``new`` (same name).
 
         The row is read ``FOR UPDATE`` (PostgreSQL; waits for in-flight ``stage`` calls, which
         hold it ``FOR SHARE``), compared with ``expected``, then updated where its version is
-        unchanged; the row count is checked. Raises BranchMoved, BranchNotFound, or
-        InvalidArgument when the names differ."""
+        unchanged; the row count is checked. ``durable=False`` (a commit's seal, made durable
+        by the branch move that follows it) commits like a staging write on SQLite. Raises
+        BranchMoved, BranchNotFound, or InvalidArgument when the names differ."""
         if new.name != expected.name:
             raise InvalidArgument(f"cannot rename branch {expected.name!r} to {new.name!r}")
-        with self._db.write(f"update branch {expected.name!r}") as conn:
-            row = conn.execute(
-                select(branches).where(*_branch_key(repo, expected.name)).with_for_update()
-            ).first()
-            if row is None:
-                raise BranchNotFound(f"branch {expected.name!r} not found in repository {repo!r}")
-            if rows.to_branch(row) != expected:
-                raise BranchMoved(f"branch {expected.name!r} moved: expected {expected}")
-            result = conn.execute(
-                update(branches)
-                .where(*_branch_key(repo, expected.name), branches.c.version == row.version)
-                .values(version=row.version + 1, **rows.branch_values(new))
-            )
-            if result.rowcount != 1:
-                raise BranchMoved(f"branch {expected.name!r} moved during the update")
+        with self._db.write(f"update branch {expected.name!r}", durable=durable) as conn:
+            _swap_branch(conn, repo, expected, new)
+
+    def advance_branch(
+        self, repo: str, expected: Branch, new: Branch, commit: Commit | None = None
+    ) -> None:
+        """Store ``commit`` (unless None; an existing ID is left as it is) and compare-and-swap
+        the branch from ``expected`` to ``new``, in one transaction: the commit is recorded
+        exactly when the branch moves to it. Raises BranchMoved, BranchNotFound,
+        RepositoryNotFound, InvalidArgument (names differ)."""
+        if new.name != expected.name:
+            raise InvalidArgument(f"cannot rename branch {expected.name!r} to {new.name!r}")
+        with self._db.write(f"move branch {expected.name!r}") as conn:
+            if commit is not None:
+                _lock_repository(conn, repo, exclusive=False)
+                dialect = postgresql if self._db.is_postgres else sqlite
+                stmt = dialect.insert(commits).values(rows.commit_row(repo, commit))
+                conn.execute(stmt.on_conflict_do_nothing(index_elements=["repo", "id"]))
+            _swap_branch(conn, repo, expected, new)
 
     def delete_branch(self, repo: str, name: str) -> Branch:
         """Delete and return the branch row (its tokens are for the caller to drop).
@@ -263,6 +270,25 @@ class SqlRefStore:
 
 def _branch_key(repo: str, name: str) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
     return branches.c.repo == repo, branches.c.name == name
+
+
+def _swap_branch(conn: Connection, repo: str, expected: Branch, new: Branch) -> None:
+    """The compare-and-swap of :meth:`SqlRefStore.update_branch`, inside ``conn``'s
+    transaction."""
+    row = conn.execute(
+        select(branches).where(*_branch_key(repo, expected.name)).with_for_update()
+    ).first()
+    if row is None:
+        raise BranchNotFound(f"branch {expected.name!r} not found in repository {repo!r}")
+    if rows.to_branch(row) != expected:
+        raise BranchMoved(f"branch {expected.name!r} moved: expected {expected}")
+    result = conn.execute(
+        update(branches)
+        .where(*_branch_key(repo, expected.name), branches.c.version == row.version)
+        .values(version=row.version + 1, **rows.branch_values(new))
+    )
+    if result.rowcount != 1:
+        raise BranchMoved(f"branch {expected.name!r} moved during the update")
 
 
 def _lock_repository(conn: Connection, name: str, *, exclusive: bool | None) -> None:

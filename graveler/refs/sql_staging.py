@@ -14,13 +14,14 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from graveler.errors import BranchNotFound, InvalidArgument
+from graveler.errors import BranchNotFound, InvalidArgument, ProtectedBranch
 from graveler.keyspace import successor
 from graveler.model import StagedEntry
 from graveler.refs import rows
 from graveler.refs.db import Database
 from graveler.refs.pg_copy import COPY_MIN_ROWS, copy_upsert
 from graveler.refs.schema import branches, staged_entries
+from graveler.refs.sql_views import SqlBranchView, ViewCache
 
 #: Distinct keys written per upsert statement inside a ``stage`` call.
 DEFAULT_CHUNK_SIZE = 5_000
@@ -36,6 +37,15 @@ class SqlStagingStore:
         self._db = db
         self._chunk_size = chunk_size
         self._upsert = _Upsert(db)
+        self._views = ViewCache(
+            db, lambda token, start, prefix: self.iter_staged(token, start, prefix)
+        )
+
+    def branch_view(self, repo: str, branch: str) -> SqlBranchView:
+        """The branch row and its staged entries, read together (see
+        :mod:`graveler.refs.sql_views`; cached on SQLite while nothing is committed).
+        Raises BranchNotFound."""
+        return self._views.get(repo, branch)
 
     def stage(self, repo: str, branch: str, entries: Iterable[StagedEntry]) -> str:
         """Write ``entries`` under the branch's current staging token in one transaction and
@@ -49,11 +59,16 @@ class SqlStagingStore:
         ``COPY_MIN_ROWS`` keys a binary COPY plus one upsert (:mod:`graveler.refs.pg_copy`).
 
         On SQLite the whole call holds the database write lock (other writers wait up to
-        ``busy_timeout``); on PostgreSQL it holds the branch row ``FOR SHARE``, delaying only
-        ``update_branch`` / ``delete_branch`` of that branch. Raises BranchNotFound;
-        InvalidArgument for a key, identity or value that is not bytes (nothing is
+        ``busy_timeout``) and commits with ``synchronous=NORMAL`` (durable at once against a
+        crash of the process, against a power loss from the next commit of the branch on:
+        see :meth:`graveler.refs.db.Database.write`); on PostgreSQL it holds the branch row
+        ``FOR SHARE``, delaying only ``update_branch`` / ``delete_branch`` of that branch.
+
+        Raises BranchNotFound, ProtectedBranch (the branch refuses writes: checked in the
+        same transaction, so a concurrent ``protect`` is either before or after the whole
+        call); InvalidArgument for a key, identity or value that is not bytes (nothing is
         written then)."""
-        with self._db.write(f"stage on branch {branch!r} of {repo!r}") as conn:
+        with self._db.write(f"stage on branch {branch!r} of {repo!r}", durable=False) as conn:
             token = _lock_staging_token(conn, repo, branch)
             for chunk in _chunks(entries, self._chunk_size):
                 if self._db.is_postgres and len(chunk) >= COPY_MIN_ROWS:
@@ -113,8 +128,8 @@ class SqlStagingStore:
 
     def drop_tokens(self, tokens: Sequence[str], prefix: bytes = b"") -> None:
         """Delete every entry of ``tokens`` (only keys starting with ``prefix`` when given),
-        in one transaction."""
-        with self._db.write("drop staging tokens") as conn:
+        in one transaction (on SQLite with ``synchronous=NORMAL``, like ``stage``)."""
+        with self._db.write("drop staging tokens", durable=False) as conn:
             delete_tokens(conn, list(tokens), prefix)
 
 
@@ -135,16 +150,20 @@ def delete_tokens(conn: Connection, tokens: list[str], prefix: bytes = b"") -> N
 
 def _lock_staging_token(conn: Connection, repo: str, branch: str) -> str:
     """The branch's staging token, its row held ``FOR SHARE`` (PostgreSQL) until commit.
-    Raises BranchNotFound."""
+    Raises BranchNotFound, or ProtectedBranch when the branch refuses writes."""
     query = (
-        select(branches.c.staging_token)
+        select(branches.c.staging_token, branches.c.protected)
         .where(branches.c.repo == repo, branches.c.name == branch)
         .with_for_update(read=True)
     )
-    token = conn.execute(query).scalar()
-    if token is None:
+    row = conn.execute(query).first()
+    if row is None:
         raise BranchNotFound(f"branch {branch!r} not found in repository {repo!r}")
-    return str(token)
+    if row.protected:
+        raise ProtectedBranch(
+            f"branch {branch!r} is protected: write to another branch and merge into it"
+        )
+    return str(row.staging_token)
 
 
 def _check(entry: StagedEntry) -> None:

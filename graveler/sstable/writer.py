@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from operator import lt
 from types import TracebackType
 
 from rocksdict import (
@@ -98,6 +99,28 @@ class SstWriter:
             raise StorageError(f"writing sstable {self._path} failed: {exc}") from exc
         self._last = key
         self._entries += 1
+
+    def add_many(self, keys: list[bytes], values: list[bytes]) -> None:
+        """:meth:`add` of every pair, the checks done once for the batch (same errors)."""
+        writer = self._writer
+        if writer is None:
+            raise StorageError(f"sstable writer for {self._path} is closed")
+        kinds = {*map(type, keys), *map(type, values)}
+        if len(keys) != len(values) or kinds - {bytes}:
+            raise InvalidArgument("sstable keys and values must be bytes, as many of each")
+        if not keys:
+            return
+        previous = [self._last, *keys[:-1]] if self._last is not None else keys[:-1]
+        following = keys if self._last is not None else keys[1:]
+        if not all(map(lt, previous, following)):
+            raise InvalidArgument("sstable keys out of order")
+        try:
+            for key, value in zip(keys, values, strict=True):
+                writer[key] = value
+        except Exception as exc:
+            raise StorageError(f"writing sstable {self._path} failed: {exc}") from exc
+        self._last = keys[-1]
+        self._entries += len(keys)
 
     def finish(self) -> int:
         """Complete the file and return its size in bytes.

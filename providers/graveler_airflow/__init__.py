@@ -18,17 +18,29 @@ require_extra("airflow", package=__name__)
 if TYPE_CHECKING:
     from graveler_airflow.assets.graveler import graveler_asset
     from graveler_airflow.hooks.graveler import GravelerHook
+    from graveler_airflow.naming import run_branch_name
     from graveler_airflow.operators.graveler import (
         GravelerCommitOperator,
         GravelerCreateBranchOperator,
         GravelerDeleteBranchOperator,
         GravelerMergeOperator,
+        GravelerPruneBranchesOperator,
         GravelerRevertOperator,
         GravelerTagOperator,
     )
-    from graveler_airflow.run_branch import GravelerRunBranch, run_branch_name
-    from graveler_airflow.sensors.graveler import GravelerCommitSensor, GravelerDiffSensor
-    from graveler_airflow.triggers.graveler import GravelerCommitTrigger, GravelerDiffTrigger
+    from graveler_airflow.operators.objects import GravelerGetObjectOperator, GravelerUploadOperator
+    from graveler_airflow.run_branch import GravelerRunBranch
+    from graveler_airflow.sensors.graveler import (
+        GravelerCommitSensor,
+        GravelerDiffSensor,
+        GravelerObjectSensor,
+    )
+    from graveler_airflow.triggers.events import GravelerCommitEventTrigger
+    from graveler_airflow.triggers.graveler import (
+        GravelerCommitTrigger,
+        GravelerDiffTrigger,
+        GravelerObjectTrigger,
+    )
 
 _EXPORTS = {
     "GravelerHook": "graveler_airflow.hooks.graveler",
@@ -38,16 +50,23 @@ _EXPORTS = {
     "GravelerDeleteBranchOperator": "graveler_airflow.operators.graveler",
     "GravelerTagOperator": "graveler_airflow.operators.graveler",
     "GravelerRevertOperator": "graveler_airflow.operators.graveler",
+    "GravelerPruneBranchesOperator": "graveler_airflow.operators.graveler",
+    "GravelerUploadOperator": "graveler_airflow.operators.objects",
+    "GravelerGetObjectOperator": "graveler_airflow.operators.objects",
     "GravelerCommitSensor": "graveler_airflow.sensors.graveler",
     "GravelerDiffSensor": "graveler_airflow.sensors.graveler",
+    "GravelerObjectSensor": "graveler_airflow.sensors.graveler",
     "GravelerCommitTrigger": "graveler_airflow.triggers.graveler",
     "GravelerDiffTrigger": "graveler_airflow.triggers.graveler",
+    "GravelerObjectTrigger": "graveler_airflow.triggers.graveler",
+    "GravelerCommitEventTrigger": "graveler_airflow.triggers.events",
     "GravelerRunBranch": "graveler_airflow.run_branch",
-    "run_branch_name": "graveler_airflow.run_branch",
+    "run_branch_name": "graveler_airflow.naming",
     "graveler_asset": "graveler_airflow.assets.graveler",
 }
 
 __all__ = [
+    "GravelerCommitEventTrigger",
     "GravelerCommitOperator",
     "GravelerCommitSensor",
     "GravelerCommitTrigger",
@@ -55,11 +74,16 @@ __all__ = [
     "GravelerDeleteBranchOperator",
     "GravelerDiffSensor",
     "GravelerDiffTrigger",
+    "GravelerGetObjectOperator",
     "GravelerHook",
     "GravelerMergeOperator",
+    "GravelerObjectSensor",
+    "GravelerObjectTrigger",
+    "GravelerPruneBranchesOperator",
     "GravelerRevertOperator",
     "GravelerRunBranch",
     "GravelerTagOperator",
+    "GravelerUploadOperator",
     "graveler_asset",
     "run_branch_name",
 ]

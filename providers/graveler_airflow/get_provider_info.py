@@ -40,6 +40,11 @@ CONN_FIELDS: dict[str, Any] = {
     "s3_region": _text("S3 region", "Default: AWS_REGION, then us-east-1."),
     "aws_access_key_id": _text("S3 access key ID", "Default: boto3's credential chain."),
     "aws_secret_access_key": _text("S3 secret access key", "Default: boto3's chain.", secret=True),
+    "ui_url": _text(
+        "Run branch link",
+        "URL template of the task link to a run's branch, with {repository}, {branch} and "
+        "{uri}. Default: the branch's graveler:// URI.",
+    ),
     "cache_ram_bytes": _integer("Tree cache in RAM (bytes)", "Default: 512 MiB."),
     "cache_disk_bytes": _integer("Tree cache on disk (bytes)", "Default: 4 GiB."),
 }
@@ -60,15 +65,24 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [
             {
                 "integration-name": INTEGRATION,
-                "python-modules": [*modules["operators"], f"{_MODULE}.run_branch"],
+                "python-modules": [
+                    *modules["operators"],
+                    f"{_MODULE}.operators.objects",
+                    f"{_MODULE}.run_branch",
+                ],
             }
         ],
         "sensors": [
             {"integration-name": INTEGRATION, "python-modules": [f"{_MODULE}.sensors.graveler"]}
         ],
         "triggers": [
-            {"integration-name": INTEGRATION, "python-modules": [f"{_MODULE}.triggers.graveler"]}
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [f"{_MODULE}.triggers.graveler", f"{_MODULE}.triggers.events"],
+            }
         ],
+        "filesystems": [f"{_MODULE}.fs.graveler"],
+        "extra-links": [f"{_MODULE}.links.GravelerRunBranchLink"],
         "connection-types": [
             {
                 "connection-type": "graveler",

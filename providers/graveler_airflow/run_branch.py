@@ -1,172 +1,210 @@
-"""A branch per DAG run, merged into ``main`` when the run succeeds.
+"""A branch per DAG run, published into ``main`` exactly once when the run succeeds.
 
     with DAG("etl", schedule="@daily") as dag:
-        with GravelerRunBranch("lake") as run:
+        with GravelerRunBranch("lake", outlets=[graveler_asset("lake", "main", "clean")]) as run:
             clean = spark_clean(run.branch)       # run.branch: the branch name, via XCom
             check = validate(run.branch)
             clean >> check
 
-:class:`GravelerRunBranch` is a task group. When it is closed it wires
+:class:`GravelerRunBranch` is a task group over the engine's run lifecycle
+(:mod:`graveler.runs`); the run's identity is ``airflow/<dag id>/<run id>/<group id>``, the
+same for every try and every clear of the run. When the group is closed it wires
 
-* ``create_branch`` before every task of the group: creates the run's branch from ``source``
-  (``main``) and returns its name (XCom ``return_value``; the base commit ID is pushed as
-  ``base_commit_id``);
-* ``merge`` after every task of the group, with trigger rule ``none_failed``: commits what the
-  run staged (with the run lineage in the commit metadata), merges the branch into ``into``
-  (a merge commit carrying the lineage), emits ``graveler://`` asset events for the merged
-  paths and deletes the branch (``delete_on_success``);
-* with ``delete_on_failure=True``, a ``discard`` teardown that deletes the branch of a run that
-  did not merge.
+* ``create_branch`` before every task of the group: opens the run's branch from ``source``
+  (``main``), or reuses it on a retry, and returns its name (XCom ``return_value``; the base
+  commit ID is pushed as ``base_commit_id``);
+* ``merge`` after every task of the group, with trigger rule ``none_failed``: publishes the
+  run (commits what it staged, merges the branch into ``into`` with a merge commit carrying
+  the run's identity and lineage, deletes the branch), then attaches asset events
+  (:mod:`graveler_airflow.events`). Publishing is idempotent: a retried or cleared ``merge``,
+  or a whole cleared run, finds its earlier merge commit in ``into`` and returns it instead of
+  merging again (``publish_again=True`` merges anyway). A merge conflict fails the task
+  without retries (``AirflowFailException``), saying what happens to the branch;
+* with ``delete_on_failure=True``, a ``discard`` teardown that deletes the branch of a run
+  that did not publish.
 
 When any task fails, ``merge`` does not run: ``into`` is untouched and the branch stays for
-inspection. A merge conflict fails ``merge`` and keeps the (committed) branch as well. The
-branch name is a function of the DAG id and run id (:func:`run_branch_name`), so retries and
-cleared runs find the same branch. Tasks in the group read the name from ``run.branch`` (an
-XComArg for TaskFlow arguments and templated fields) or ``run.branch_template`` (a Jinja
-expression for any templated string).
+inspection (``graveler branch prune`` or :class:`~graveler_airflow.operators.graveler.
+GravelerPruneBranchesOperator` removes such branches once they are old enough). Tasks in the
+group read the name from ``run.branch`` (an XComArg) or ``run.branch_template`` (Jinja).
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk import AssetAlias, TaskGroup, TriggerRule, XComArg
+from airflow.sdk import Asset, TaskGroup, TriggerRule, XComArg
+from airflow.sdk.exceptions import AirflowFailException
 
-from graveler import MergeStrategy
-from graveler.errors import AlreadyExists, BranchNotFound, MergeConflict, NoChanges
+from graveler import MergeStrategy, Run, runs
+from graveler.errors import BranchNotFound, MergeConflict
 from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
+from graveler_airflow.events import EventOptions, emit_merge_events, merge_alias
 from graveler_airflow.hooks.graveler import GravelerHook
 from graveler_airflow.lineage import with_run_metadata
-from graveler_airflow.operators.graveler import (
-    GravelerBaseOperator,
-    emit_merge_events,
-    merge_alias,
-    merge_with_lineage,
-)
+from graveler_airflow.links import GravelerRunBranchLink
+from graveler_airflow.naming import run_branch_name
+from graveler_airflow.operators.graveler import GravelerBaseOperator
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from graveler import Repository
+    from graveler import Publication, Repository
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_MAX_SLUG = 180
-
-
-def run_branch_name(dag_id: str, run_id: str, prefix: str = "airflow") -> str:
-    """The branch of one DAG run: readable, valid as a graveler branch name, and unique per
-    (DAG id, run id) thanks to a short hash of both."""
-    digest = hashlib.sha256(f"{dag_id}\x00{run_id}".encode()).hexdigest()[:8]
-    slug = _UNSAFE.sub("-", f"{prefix}-{dag_id}-{run_id}")
-    slug = re.sub(r"\.{2,}", ".", slug).strip("-.")[:_MAX_SLUG]
-    return f"{slug}-{digest}"
+__all__ = ["GravelerRunBranch", "run_branch_name", "run_started"]
 
 
-def _branch_of(context: Context, prefix: str) -> str:
-    ti = context["ti"]
-    return run_branch_name(ti.dag_id, ti.run_id, prefix)
+def run_started(context: Context) -> datetime | None:
+    """A time no later than the first attempt of the DAG run (its earliest recorded date):
+    what bounds the search for an earlier publication. A clear resets ``start_date`` and
+    ``queued_at``; ``run_after`` and the logical date stay."""
+    dag_run = context.get("dag_run")
+    dates = [getattr(dag_run, a, None) for a in ("run_after", "logical_date", "start_date")]
+    found = [d for d in dates if isinstance(d, datetime)]
+    return min(found) if found else None
 
 
 class _RunBranchOperator(GravelerBaseOperator):
     template_fields: Sequence[str] = (*GravelerBaseOperator.template_fields, "source", "into")
+    operator_extra_links = (GravelerRunBranchLink(),)
 
-    def __init__(self, *, source: str, into: str, branch_prefix: str, **kwargs: Any) -> None:
+    def __init__(
+        self, *, source: str, into: str, branch_prefix: str, group: str, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.source = source
         self.into = into
         self.branch_prefix = branch_prefix
+        self.group = group
+
+    def run_of(self, context: Context) -> Run:
+        """The graveler run of this DAG run (and group)."""
+        ti = context["ti"]
+        name = run_branch_name(ti.dag_id, ti.run_id, self.branch_prefix, self.group)
+        return Run(f"airflow/{ti.dag_id}/{ti.run_id}/{self.group}", name, self.into)
 
 
 class CreateRunBranchOperator(_RunBranchOperator):
-    """Create (or, on a retry, reuse) the run's branch; returns its name."""
+    """Open the run's branch (create it, or reuse it on a retry); returns its name."""
 
     def run(self, repo: Repository, context: Context) -> str:
-        name = _branch_of(context, self.branch_prefix)
-        try:
-            branch = repo.create_branch(name, self.source)
-            self.log.info(
-                "Run branch %s created from %s at %s", name, self.source, branch.commit_id
-            )
-        except AlreadyExists:
-            branch = repo.branch(name)
-            self.log.info("Run branch %s exists (retry or cleared run); reusing it", name)
+        run = self.run_of(context)
+        branch, created = runs.open_run(repo, run, self.source)
+        verb = "created from " + self.source if created else "exists (a retry); reusing it"
+        self.log.info("Run branch %s %s at %s", run.branch, verb, branch.commit_id)
+        self.log.info("Inspect it with: graveler fs ls graveler://%s/%s/", repo.name, run.branch)
         context["ti"].xcom_push(key="base_commit_id", value=branch.commit_id)
-        return name
+        return run.branch
 
 
 class MergeRunBranchOperator(_RunBranchOperator):
-    """Commit the run's branch, merge it into ``into``, emit asset events, delete it."""
+    """Publish the run into ``into`` (exactly once), then attach its asset events."""
 
-    template_fields: Sequence[str] = (*_RunBranchOperator.template_fields, "asset_paths")
+    template_fields: Sequence[str] = (
+        *_RunBranchOperator.template_fields,
+        "asset_paths",
+        "publish_again",
+    )
 
     def __init__(
         self,
         *,
         strategy: str | None,
         delete_on_success: bool,
-        asset_alias: AssetAlias | None,
+        delete_on_failure: bool,
+        emit_asset_events: bool,
         asset_paths: Sequence[str] | None,
         max_asset_events: int,
+        publish_again: bool | str,
         **kwargs: Any,
     ) -> None:
-        super().__init__(outlets=[asset_alias] if asset_alias else [], **kwargs)
+        if emit_asset_events:  # one merge at a time across runs: see graveler_airflow.events
+            kwargs.setdefault("max_active_tis_per_dag", 1)
+        super().__init__(**kwargs)
         self.strategy = strategy
         self.delete_on_success = delete_on_success
-        self.asset_alias = asset_alias
+        self.delete_on_failure = delete_on_failure
+        self.alias = merge_alias(self.dag_id, self.task_id) if emit_asset_events else None
+        if self.alias is not None:
+            self.outlets = [*self.outlets, self.alias]
         self.asset_paths = asset_paths
         self.max_asset_events = max_asset_events
+        self.publish_again = publish_again
 
     def run(self, repo: Repository, context: Context) -> str:
-        name = _branch_of(context, self.branch_prefix)
-        ti = context["ti"]
-        if self.asset_alias is not None:  # a branch no asset URI can name fails before merging
-            asset_uri(repo.name, self.into)
-        self._commit(repo, name, context)
-        try:
-            merged = merge_with_lineage(
-                repo,
-                context,
-                source=name,
-                dest=self.into,
-                strategy=self.strategy,
-                message=f"Merge run {ti.run_id} of {ti.dag_id}",
-                metadata=None,
-                committer=self.owner,
-                fast_forward=False,
+        run = self.run_of(context)
+        asset_uri(repo.name, self.into)  # a branch no asset URI can name fails before merging
+        existed = _exists(repo, run.branch)
+        publication = self._publish(repo, run, context)
+        if publication.merge is None and not existed:  # not published, and nothing left
+            raise AirflowFailException(
+                f"Run branch {run.branch!r} no longer exists and run {run.identity!r} was never "
+                f"published into {run.into!r}: its writes were deleted (pruned or by hand)"
             )
-        except MergeConflict as exc:
-            exc.add_note(f"{self.into!r} is untouched; the run's writes are kept on {name!r}")
-            raise
-        if merged is not None and self.asset_alias is not None:
-            emit_merge_events(
-                context,
-                repo,
-                self.into,
-                merged,
-                alias=self.asset_alias,
-                paths=self.asset_paths,
-                limit=self.max_asset_events,
-            )
-        if self.delete_on_success:
-            repo.delete_branch(name)
-        return merged.commit.id if merged is not None else repo.branch(self.into).commit_id
+        self._log_outcome(publication)
+        if publication.merge is None:
+            return repo.branch(self.into).commit_id
+        options = EventOptions(self.alias, self.asset_paths, self.max_asset_events)
+        extra = {"run": run.identity, "replayed": publication.replayed}
+        emit_merge_events(context, self, repo, self.into, publication.merge, options, extra)
+        return publication.merge.commit.id
 
-    def _commit(self, repo: Repository, name: str, context: Context) -> None:
+    def _publish(self, repo: Repository, run: Run, context: Context) -> Publication:
         ti = context["ti"]
         try:
-            commit = repo.commit(
-                name,
-                f"Run {ti.run_id} of {ti.dag_id}",
+            return runs.publish(
+                repo,
+                run,
+                f"Merge run {ti.run_id} of {ti.dag_id}",
                 metadata=with_run_metadata(context, None),
                 committer=self.owner,
+                strategy=self.strategy,
+                since=run_started(context),
+                again=_truthy(self.publish_again),
+                keep_branch=not self.delete_on_success,
             )
-            self.log.info("Committed the run's changes as %s", commit.id)
-        except NoChanges:
-            self.log.info("Nothing staged on %s", name)
+        except MergeConflict as exc:
+            raise AirflowFailException(self._conflict(repo, run, exc)) from None
+
+    def _conflict(self, repo: Repository, run: Run, exc: MergeConflict) -> str:
+        shown = ", ".join(exc.keys[:10]) + (" ..." if len(exc.keys) > 10 else "")
+        head = repo.branch(run.branch).commit_id
+        if self.delete_on_failure:
+            fate = (
+                f"the discard teardown (delete_on_failure=True) deletes branch {run.branch!r}; "
+                f"its writes stay readable as commit {head} until garbage collection"
+            )
+        else:
+            fate = f"the run's writes are kept, committed as {head}, on branch {run.branch!r}"
+        return (
+            f"Merge conflict publishing run {run.identity!r} into {self.into!r} on "
+            f"{len(exc.keys)} path(s): {shown}. Nothing was published and {self.into!r} is "
+            f"unchanged; {fate}. A conflict fails the same way on every try, so the task is "
+            "not retried: resolve it, or set strategy='source-wins' or 'dest-wins'."
+        )
+
+    def _log_outcome(self, publication: Publication) -> None:
+        run, merge = publication.run, publication.merge
+        if publication.replayed and merge is not None:
+            self.log.info(
+                "Run %s was already published into %s as %s: nothing merged again",
+                run.identity,
+                run.into,
+                merge.commit.id,
+            )
+            if publication.branch_kept:
+                self.log.warning(
+                    "This attempt wrote data that differs from what was published; it is kept "
+                    "on branch %s (not merged: set publish_again=True to merge it too)",
+                    run.branch,
+                )
+        elif merge is not None:
+            self.log.info("Published run %s into %s as %s", run.identity, run.into, merge.commit.id)
+        else:
+            self.log.info("Run %s wrote nothing: nothing to publish", run.identity)
 
 
 class DiscardRunBranchOperator(_RunBranchOperator):
@@ -179,29 +217,45 @@ class DiscardRunBranchOperator(_RunBranchOperator):
     def run(self, repo: Repository, context: Context) -> None:
         if context["ti"].xcom_pull(task_ids=self.merge_task_id) is not None:
             return
-        name = _branch_of(context, self.branch_prefix)
-        try:
-            repo.delete_branch(name)
-            self.log.info("The run failed: deleted its branch %s", name)
-        except BranchNotFound:
-            pass
+        run = self.run_of(context)
+        if runs.discard(repo, run):
+            self.log.info("The run did not publish: deleted its branch %s", run.branch)
+
+
+def _exists(repo: Repository, branch: str) -> bool:
+    try:
+        repo.branch(branch)
+    except BranchNotFound:
+        return False
+    return True
+
+
+def _truthy(value: bool | str) -> bool:
+    """A boolean option that may arrive as rendered template text."""
+    if isinstance(value, str):
+        return value.strip().lower() in {"1", "true", "yes", "on"}
+    return bool(value)
 
 
 class GravelerRunBranch:
-    """A task group giving each DAG run its own branch, merged when all its tasks succeed.
+    """A task group giving each DAG run its own branch, published when all its tasks succeed.
 
     :param repository: repository name (templated).
     :param group_id: the task group's id; task ids are ``<group_id>.create_branch``, etc.
     :param source: the ref the run branch starts from (templated, default ``main``).
-    :param into: the branch merged into on success (templated, default: ``source``).
+    :param into: the branch published into on success (templated, default: ``source``).
     :param strategy: merge strategy on conflicts: None (fail), ``dest-wins``, ``source-wins``.
-    :param delete_on_success: delete the run branch after merging (default True).
-    :param delete_on_failure: delete the run branch of a run that did not merge (default
+    :param delete_on_success: delete the run branch after publishing (default True).
+    :param delete_on_failure: delete the run branch of a run that did not publish (default
         False: it is kept for inspection).
-    :param emit_asset_events: as for
-        :class:`~graveler_airflow.operators.graveler.GravelerMergeOperator`.
-    :param asset_paths: as for ``GravelerMergeOperator``.
-    :param max_asset_events: as for ``GravelerMergeOperator``.
+    :param outlets: ``graveler://`` assets the run writes (see
+        :mod:`graveler_airflow.events`): declared on ``merge``, each gets an event on success.
+    :param emit_asset_events: also emit events, through the merge task's alias, for the other
+        assets the merge changed that Airflow knows (default True).
+    :param asset_paths: the paths to report instead of the changed tables (templated).
+    :param max_asset_events: at most this many assets through the alias (default 50).
+    :param publish_again: merge even if this run was already published (templated; default
+        False: a cleared run is never merged twice).
     :param branch_prefix: first part of the run branch names (default ``airflow``).
     """
 
@@ -216,22 +270,24 @@ class GravelerRunBranch:
         strategy: str | None = None,
         delete_on_success: bool = True,
         delete_on_failure: bool = False,
+        outlets: Sequence[Asset] = (),
         emit_asset_events: bool = True,
         asset_paths: Sequence[str] | None = None,
         max_asset_events: int = DEFAULT_LIMIT,
+        publish_again: bool | str = False,
         branch_prefix: str = "airflow",
         **group_kwargs: Any,
     ) -> None:
         MergeStrategy.parse(strategy)  # a bad strategy fails at parse time, not after a run
-        into = into or source
+        self.group = TaskGroup(group_id, **group_kwargs)
         common: dict[str, Any] = {
             "repository": repository,
             "graveler_conn_id": graveler_conn_id,
             "source": source,
-            "into": into,
+            "into": into or source,
             "branch_prefix": branch_prefix,
+            "group": self.group.group_id or "",
         }
-        self.group = TaskGroup(group_id, **group_kwargs)
         with self.group:
             self.create = CreateRunBranchOperator(task_id="create_branch", **common)
             self.merge = MergeRunBranchOperator(
@@ -239,9 +295,12 @@ class GravelerRunBranch:
                 trigger_rule=TriggerRule.NONE_FAILED,
                 strategy=strategy,
                 delete_on_success=delete_on_success,
-                asset_alias=merge_alias(repository, into) if emit_asset_events else None,
+                delete_on_failure=delete_on_failure,
+                outlets=list(outlets),
+                emit_asset_events=emit_asset_events,
                 asset_paths=asset_paths,
                 max_asset_events=max_asset_events,
+                publish_again=publish_again,
                 **common,
             )
             self.discard = (

@@ -2,8 +2,10 @@
 
 * :class:`GravelerResource`: a connected graveler client bound to one repository.
 * :class:`GravelerIOManager`: asset values on the run's branch (Parquet for tables, pickle
-  otherwise), inputs from the run branch or ``main``.
-* Sensors: merge on success, keep or delete on failure, run a job on new commits.
+  otherwise), inputs at the version Dagster's lineage names.
+* Sensors: publish on success (exactly once per run), keep or delete on failure, run a job on
+  new commits.
+* :func:`publish_run` / :func:`publish_or_fail`: the Dagster side of :mod:`graveler.runs`.
 * :func:`graveler_definitions`: all of the above as ``Definitions`` keyword arguments.
 """
 
@@ -14,14 +16,16 @@ require_extra("dagster", package=__name__)
 
 from graveler_dagster.definitions import DefinitionsPieces as DefinitionsPieces
 from graveler_dagster.definitions import graveler_definitions as graveler_definitions
+from graveler_dagster.handlers import TypeHandler as TypeHandler
+from graveler_dagster.inputs import triggering_commit as triggering_commit
 from graveler_dagster.io_manager import GravelerIOManager as GravelerIOManager
 from graveler_dagster.resource import GravelerResource as GravelerResource
 from graveler_dagster.runs import RUN_ID_KEY as RUN_ID_KEY
-from graveler_dagster.runs import MergeOutcome as MergeOutcome
 from graveler_dagster.runs import commit_staged as commit_staged
 from graveler_dagster.runs import ensure_run_branch as ensure_run_branch
-from graveler_dagster.runs import merge_run_branch as merge_run_branch
 from graveler_dagster.runs import open_run_branch as open_run_branch
+from graveler_dagster.runs import publish_or_fail as publish_or_fail
+from graveler_dagster.runs import publish_run as publish_run
 from graveler_dagster.runs import read_ref as read_ref
 from graveler_dagster.runs import read_ref_for_prefix as read_ref_for_prefix
 from graveler_dagster.runs import run_lineage as run_lineage
@@ -36,16 +40,18 @@ __all__ = [
     "DefinitionsPieces",
     "GravelerIOManager",
     "GravelerResource",
-    "MergeOutcome",
+    "TypeHandler",
     "build_graveler_diff_sensor",
     "build_graveler_failure_sensor",
     "build_graveler_merge_sensor",
     "commit_staged",
     "ensure_run_branch",
     "graveler_definitions",
-    "merge_run_branch",
     "open_run_branch",
+    "publish_or_fail",
+    "publish_run",
     "read_ref",
     "read_ref_for_prefix",
     "run_lineage",
+    "triggering_commit",
 ]

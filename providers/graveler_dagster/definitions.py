@@ -10,7 +10,10 @@
         **graveler_definitions(GravelerResource(repository="lake")),
     )
 
-Every asset then writes to its run's branch, and successful runs are merged into ``main``.
+Every asset then writes to its run's branch, and successful runs are merged into ``main``
+exactly once. The merge and failure sensors default to RUNNING, tick at most every
+``sensor_interval_seconds`` (the daemon checks about every 5 s) and watch runs of every code
+location, including runs launched with ``dagster asset materialize`` against the instance.
 To combine with other resources or sensors, build ``dg.Definitions(**pieces)`` and use
 ``dg.Definitions.merge``.
 """
@@ -25,6 +28,7 @@ from dagster import DefaultSensorStatus, SensorDefinition
 from graveler_dagster.io_manager import GravelerIOManager
 from graveler_dagster.resource import GravelerResource
 from graveler_dagster.sensors import (
+    DEFAULT_INTERVAL_SECONDS,
     RESOURCE_KEY,
     build_graveler_failure_sensor,
     build_graveler_merge_sensor,
@@ -45,20 +49,31 @@ def graveler_definitions(
     merge_strategy: str | None = "source-wins",
     delete_failed_branches: bool = False,
     sensor_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
+    sensor_interval_seconds: int = DEFAULT_INTERVAL_SECONDS,
+    monitor_all_code_locations: bool = True,
     extra_sensors: Sequence[SensorDefinition] = (),
+    pickle_secret: str | None = None,
 ) -> DefinitionsPieces:
     """Resources (``"graveler"`` and the IO manager under ``io_manager_key``) and sensors (merge
-    on success, keep or delete on failure, plus ``extra_sensors`` such as diff sensors)."""
+    on success, keep or delete on failure, plus ``extra_sensors`` such as diff sensors).
+    ``merge_strategy`` is used by the merge sensor and by the IO manager when an input needs
+    an upstream run that the sensor has not published yet. ``pickle_secret`` signs the IO
+    manager's pickles (see :mod:`graveler_dagster.formats`)."""
+    watch = {
+        "default_status": sensor_status,
+        "minimum_interval_seconds": sensor_interval_seconds,
+        "monitor_all_code_locations": monitor_all_code_locations,
+    }
     return {
         "resources": {
             RESOURCE_KEY: resource,
-            io_manager_key: GravelerIOManager(graveler=resource),
+            io_manager_key: GravelerIOManager(
+                graveler=resource, merge_strategy=merge_strategy, pickle_secret=pickle_secret
+            ),
         },
         "sensors": [
-            build_graveler_merge_sensor(strategy=merge_strategy, default_status=sensor_status),
-            build_graveler_failure_sensor(
-                delete_branch=delete_failed_branches, default_status=sensor_status
-            ),
+            build_graveler_merge_sensor(strategy=merge_strategy, **watch),  # type: ignore[arg-type]
+            build_graveler_failure_sensor(delete_branch=delete_failed_branches, **watch),  # type: ignore[arg-type]
             *extra_sensors,
         ],
     }

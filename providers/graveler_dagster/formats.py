@@ -7,20 +7,34 @@ The format is recorded in the object's user metadata (``dagster/format``) and it
 Parquet can be read back as any of the three frame types, so an input annotated with another
 frame library than the writer's is converted on load. The frame libraries are imported only
 when a value of theirs is seen (or asked for).
+
+Trust: unpickling runs code, and anyone who can write to the lake (CLI, fsspec, Spark) could
+put bytes at an asset's path. :func:`load` therefore unpickles only what the IO manager wrote
+itself: format ``pickle`` *and* its content type *and* the run-id metadata it sets, and, when
+the IO manager has a ``pickle_secret``, an HMAC-SHA256 of the bytes under that secret
+(``dagster/pickle-hmac``), which no other writer can forge. An object without ``dagster/format``
+metadata is refused with an error naming its path; Parquet uploaded by other tools loads when
+it carries ``dagster/format`` = ``pandas``, ``polars`` or ``pyarrow`` (reading Parquet runs no
+code).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import importlib
 import io
 import pickle
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from graveler.errors import InvalidArgument
 
 FORMAT_KEY = "dagster/format"
+RUN_ID_KEY = "dagster/run_id"  # set on every output (graveler_dagster.runs uses it too)
+SIGNATURE_KEY = "dagster/pickle-hmac"
 PARQUET_TYPE = "application/vnd.apache.parquet"
 PICKLE_TYPE = "application/x-python-pickle"
 FRAME_FORMATS = ("pandas", "polars", "pyarrow")
@@ -34,6 +48,14 @@ class Encoded:
     format: str  # "pandas" | "polars" | "pyarrow" | "pickle"
     content_type: str
     rows: int | None
+    signature: str | None = None  # HMAC of a pickle under the IO manager's pickle_secret
+
+    def metadata(self, run_id: str) -> dict[str, str]:
+        """The user metadata the IO manager stores with these bytes."""
+        meta = {RUN_ID_KEY: run_id, FORMAT_KEY: self.format}
+        if self.signature is not None:
+            meta[SIGNATURE_KEY] = self.signature
+        return meta
 
 
 def frame_format(value: Any) -> str | None:
@@ -52,15 +74,17 @@ def _is(value: Any, module: str, cls: str) -> bool:
     return mod is not None and isinstance(value, getattr(mod, cls))
 
 
-def encode(value: Any) -> Encoded:
-    """Serialize ``value``; raises InvalidArgument when it cannot be pickled."""
+def encode(value: Any, secret: str | None = None) -> Encoded:
+    """Serialize ``value`` (a pickle is signed with ``secret`` when given); raises
+    InvalidArgument when it cannot be pickled."""
     fmt = frame_format(value)
     if fmt is None:
         try:
             data = pickle.dumps(value, protocol=5)
         except Exception as exc:
             raise InvalidArgument(f"cannot pickle a {type(value).__name__}: {exc}") from exc
-        return Encoded(data, "pickle", PICKLE_TYPE, None)
+        signature = _sign(data, secret) if secret else None
+        return Encoded(data, "pickle", PICKLE_TYPE, None, signature)
     buf = io.BytesIO()
     if fmt == "pandas":
         value.to_parquet(buf, index=True)
@@ -83,9 +107,60 @@ def wanted_format(typing_type: Any) -> str | None:
     return None
 
 
-def decode(data: bytes, written: str, wanted: str | None = None) -> Any:
-    """Deserialize bytes written as ``written``, as frame format ``wanted`` if given."""
+def load(
+    data: bytes,
+    metadata: Mapping[str, str],
+    content_type: str,
+    where: str,
+    wanted: str | None = None,
+    secret: str | None = None,
+) -> Any:
+    """The value stored as ``data`` with ``metadata`` and ``content_type`` at ``where`` (a
+    ``graveler://`` URI, for errors), after checking it may be decoded (module docstring)."""
+    written = metadata.get(FORMAT_KEY)
+    if written is None:
+        raise InvalidArgument(
+            f"{where} has no {FORMAT_KEY!r} metadata, so GravelerIOManager will not load it: "
+            "it loads only values it wrote itself. Materialize the asset through the IO "
+            f"manager, or upload a Parquet file with metadata {FORMAT_KEY}=pandas (or polars, "
+            "pyarrow)"
+        )
     if written == "pickle":
+        _check_own_pickle(data, metadata, content_type, where, secret)
+        return decode(data, written, wanted, trusted_pickle=True)
+    return decode(data, written, wanted)
+
+
+def _check_own_pickle(
+    data: bytes, metadata: Mapping[str, str], content_type: str, where: str, secret: str | None
+) -> None:
+    if content_type != PICKLE_TYPE or RUN_ID_KEY not in metadata:
+        raise InvalidArgument(
+            f"{where} is marked {FORMAT_KEY}=pickle but was not written by GravelerIOManager "
+            f"(no {RUN_ID_KEY!r} metadata or content type {content_type!r}); unpickling runs "
+            "code, so only the IO manager's own outputs are unpickled. Materialize the asset "
+            "through the IO manager, or store tables as Parquet"
+        )
+    if secret and not hmac.compare_digest(metadata.get(SIGNATURE_KEY, ""), _sign(data, secret)):
+        raise InvalidArgument(
+            f"{where} is a pickle without a valid signature for this IO manager's "
+            "pickle_secret (written by another writer or under another secret); refusing to "
+            "unpickle it. Materialize the asset again through the IO manager"
+        )
+
+
+def _sign(data: bytes, secret: str) -> str:
+    return hmac.new(secret.encode(), data, hashlib.sha256).hexdigest()
+
+
+def decode(
+    data: bytes, written: str, wanted: str | None = None, *, trusted_pickle: bool = False
+) -> Any:
+    """Deserialize bytes written as ``written``, as frame format ``wanted`` if given. A pickle
+    is refused unless the caller checked its origin (``trusted_pickle``; see :func:`load`)."""
+    if written == "pickle":
+        if not trusted_pickle:
+            raise InvalidArgument("refusing to unpickle bytes whose origin was not checked")
         return pickle.loads(data)
     if written not in FRAME_FORMATS:
         raise InvalidArgument(f"unknown stored format {written!r} (expected parquet or pickle)")

@@ -6,9 +6,18 @@ object per partition, ``<asset key path>/<partition key>``. Outputs of plain ops
 go to ``_dagster/runs/<run id>/<step key>/<output name>``. Each output is committed on the run
 branch; the run-status sensor merges the branch into the target when the run succeeds.
 
-Inputs are read from the run branch when the object there was written by this run (or by the
-failed run it re-executes), else from the target branch (``main``): the run branch was cut
-when the run started and may hold stale copies of assets other runs have since merged.
+Inputs are read at the version Dagster's lineage names (:mod:`graveler_dagster.inputs`): the
+run branch when this run (or the failed run it re-executes) wrote the object, the commit that
+triggered a diff-sensor run, else the commit recorded by the asset's latest materialization
+(publishing its run first if the merge sensor has not yet), else the target's head. The run
+branch was cut when the run started and may hold stale copies of assets other runs have since
+merged, so it is never read for anything the run did not write. Input metadata ``ref`` pins a
+ref; ``columns`` loads only those columns of a table.
+
+Materializations carry ``graveler/uri`` and ``dagster/uri``: a commit-addressed URI
+(``graveler://<repo>/<commit id>/<path>``) that still resolves after the run branch is merged
+and deleted; tables also carry ``dagster/table_name``, ``dagster/column_schema`` and
+``dagster/row_count``.
 
 Values are Parquet for pandas / polars / pyarrow tables, pickle otherwise
 (:mod:`graveler_dagster.formats`). A ``None`` output stores nothing (assets that stage their
@@ -19,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dagster import (
+    AssetKey,
     ConfigurableIOManager,
     InputContext,
     MetadataValue,
@@ -28,14 +38,16 @@ from dagster import (
 from pydantic import Field
 
 from graveler import GravelerURI, ObjectEntry, Repository
+from graveler.config import REDACTED
 from graveler.errors import InvalidArgument, NotFound, ObjectNotFound
-from graveler_dagster import formats
+from graveler_dagster import formats, handlers, tables
+from graveler_dagster.inputs import InputSources
 from graveler_dagster.resource import GravelerResource
 from graveler_dagster.runs import (
     RUN_ID_KEY,
+    claim_tags,
     commit_staged,
     ensure_run_branch,
-    read_source,
     run_lineage,
 )
 
@@ -63,6 +75,26 @@ class GravelerIOManager(ConfigurableIOManager):
 
     graveler: ResourceDependency[GravelerResource]
     prefix: str = Field(default="", description="Key prefix for every object, e.g. 'assets'.")
+    merge_strategy: str | None = Field(
+        default="source-wins",
+        description="Strategy for publishing an upstream run whose output an input needs "
+        "before the merge sensor has published it (the merge sensor's strategy).",
+    )
+    pickle_secret: str | None = Field(
+        default=None,
+        description="Secret (use EnvVar) that signs pickled outputs; when set, only pickles "
+        "signed with it are loaded, so no other writer to the lake can pass for this IO manager.",
+    )
+
+    def __repr_args__(self) -> Any:
+        """What repr() and str() show: the pickle secret hidden."""
+        for name, value in super().__repr_args__():
+            yield name, (REDACTED if name == "pickle_secret" and value else value)
+
+    def type_handlers(self) -> Sequence[handlers.TypeHandler]:
+        """Handlers for more kinds of values, consulted before the built-in formats (see
+        :mod:`graveler_dagster.handlers`). Override in a subclass; none by default."""
+        return ()
 
     # --- output ----------------------------------------------------------------------------------
 
@@ -70,14 +102,17 @@ class GravelerIOManager(ConfigurableIOManager):
         if obj is None:
             context.log.debug("GravelerIOManager: output is None, nothing stored")
             return
-        items = [(path, formats.encode(v)) for path, v in self._output_items(context, obj)]
+        values = self._output_items(context, obj)
+        own = handlers.check(self.type_handlers())
+        items = [(path, handlers.encode(own, v, self.pickle_secret)) for path, v in values]
         step = context.step_context
         gv = self.graveler
         repo = gv.get_repository()
         lineage = run_lineage(step.instance, step.dagster_run)
         branch = ensure_run_branch(gv, repo, context.run_id, lineage)
+        claim_tags(step.instance, step.dagster_run, branch)
         for path, enc in items:
-            meta = {RUN_ID_KEY: context.run_id, formats.FORMAT_KEY: enc.format}
+            meta = enc.metadata(context.run_id)
             repo.put(branch, path, enc.data, content_type=enc.content_type, metadata=meta)
         what = _describe(context)
         commit = commit_staged(
@@ -86,7 +121,12 @@ class GravelerIOManager(ConfigurableIOManager):
             f"Materialize {what}",
             {RUN_ID_KEY: context.run_id, "dagster/output": what},
         )
-        context.add_output_metadata(_output_metadata(repo, branch, commit.id, items))
+        out = _output_metadata(repo, branch, commit.id, items)
+        fmt = items[0][1].format
+        if fmt in formats.FRAME_FORMATS:
+            out["dagster/column_schema"] = tables.column_schema(values[0][1], fmt)
+            out["dagster/table_name"] = _table_name(repo.name, context, self._asset_path)
+        context.add_output_metadata(out)
 
     def _output_items(self, context: OutputContext, obj: Any) -> list[tuple[str, Any]]:
         """(path, value) pairs to write; validated before anything is written."""
@@ -113,7 +153,8 @@ class GravelerIOManager(ConfigurableIOManager):
         repo = gv.get_repository()
         lineage = run_lineage(step.instance, step.dagster_run)
         if len(lineage) > 1:  # a re-execution: its branch starts from the failed run's
-            ensure_run_branch(gv, repo, lineage[0], lineage)
+            branch = ensure_run_branch(gv, repo, lineage[0], lineage)
+            claim_tags(step.instance, step.dagster_run, branch)
         wanted = formats.wanted_format(context.dagster_type.typing_type)
         upstream = context.upstream_output
         if context.has_asset_key:
@@ -122,49 +163,81 @@ class GravelerIOManager(ConfigurableIOManager):
             asset_key = upstream.asset_key
         elif upstream is not None:
             path = _join(OPS_PREFIX, *upstream.get_identifier())
-            return _read(repo, gv.run_branch_name(lineage[0]), None, path, wanted)
+            branch = gv.run_branch_name(lineage[0])
+            return self._read(context, repo, branch, None, path, wanted)[0]
         else:
             raise InvalidArgument("GravelerIOManager cannot load an input with no upstream")
-        return self._load_asset(context, repo, self._asset_path(asset_key.path), lineage, wanted)
+        return self._load_asset(context, repo, asset_key, lineage, wanted)
 
     def _load_asset(
         self,
         context: InputContext,
         repo: Repository,
-        base: str,
+        key: AssetKey,
         lineage: Sequence[str],
         wanted: str | None,
     ) -> Any:
         """One value, or ``{partition key: value}`` when the input spans several partitions
-        (or a partitioned asset feeds an unpartitioned one)."""
-        gv = self.graveler
+        (or a partitioned asset feeds an unpartitioned one). A single object read records
+        its commit-addressed URI as input metadata (``graveler/uri``)."""
+        sources = InputSources(self.graveler, repo, context, lineage, self.merge_strategy)
+        base = self._asset_path(key.path)
         if not context.has_asset_partitions:
-            return _read(repo, *read_source(gv, repo, base, lineage), base, wanted)
-        values = {}
+            value, uri = self._read(context, repo, *sources.source(key, base, None), base, wanted)
+            _record(context, uri)
+            return value
+        values, uris = {}, []
         for partition in context.asset_partition_keys:
             path = _join(base, partition)
-            values[partition] = _read(repo, *read_source(gv, repo, path, lineage), path, wanted)
+            ref, entry = sources.source(key, path, partition)
+            values[partition], uri = self._read(context, repo, ref, entry, path, wanted)
+            uris.append(uri)
         if context.has_partition_key and len(values) == 1:
+            _record(context, uris[0])
             return next(iter(values.values()))
         return values
 
     def _asset_path(self, parts: Sequence[str]) -> str:
         return _join(self.prefix, *parts)
 
+    def _read(
+        self,
+        context: InputContext,
+        repo: Repository,
+        ref: str,
+        entry: ObjectEntry | None,
+        path: str,
+        wanted: str | None,
+    ) -> tuple[Any, GravelerURI]:
+        """The value at ``path`` on ``ref`` (``entry`` when already looked up there), only
+        the ``columns`` the input's metadata asks for, and the commit-addressed URI read.
+        Built-in formats are decoded only as :func:`graveler_dagster.formats.load` allows."""
+        try:
+            commit = repo.resolve(ref).commit.id
+            entry = entry or repo.stat(commit, path)
+        except NotFound as exc:
+            raise ObjectNotFound(
+                f"{GravelerURI(repo.name, ref, path)} does not exist: the asset was neither "
+                "written in this run nor merged into the target branch"
+            ) from exc
+        where = GravelerURI(repo.name, commit, path)
+        written = entry.metadata.get(formats.FORMAT_KEY)
+        columns = tables.wanted_columns(context.definition_metadata)
+        handler = handlers.find(self.type_handlers(), written) if written else None
+        data = repo.read_entry(entry)
+        if handler is not None and columns is None:
+            return handler.decode(data, context.dagster_type.typing_type), where
+        if columns is None or written is None:  # load refuses what the IO manager did not write
+            meta, ctype, secret = entry.metadata, entry.content_type, self.pickle_secret
+            return formats.load(data, meta, ctype, str(where), wanted, secret), where
+        if written not in formats.FRAME_FORMATS:
+            raise InvalidArgument(f"{where} is not a table ({written}): 'columns' cannot apply")
+        return tables.read_columns(data, written, wanted, columns, str(where)), where
 
-def _read(
-    repo: Repository, ref: str, entry: ObjectEntry | None, path: str, wanted: str | None
-) -> Any:
-    """The value at ``path`` on ``ref`` (``entry`` when already looked up there)."""
-    try:
-        entry = entry or repo.stat(ref, path)
-    except NotFound as exc:
-        raise ObjectNotFound(
-            f"{GravelerURI(repo.name, ref, path)} does not exist: the asset was neither "
-            "written in this run nor merged into the target branch"
-        ) from exc
-    written = entry.metadata.get(formats.FORMAT_KEY, "pickle")
-    return formats.decode(repo.read_entry(entry), written, wanted)
+
+def _record(context: InputContext, uri: GravelerURI) -> None:
+    if context.has_asset_key:
+        context.add_input_metadata({"graveler/uri": MetadataValue.path(str(uri))})
 
 
 def _join(*parts: str) -> str:
@@ -185,8 +258,10 @@ def _output_metadata(
     repo: Repository, branch: str, commit_id: str, items: Sequence[tuple[str, formats.Encoded]]
 ) -> dict[str, Any]:
     path = items[0][0] if len(items) == 1 else items[0][0].rsplit("/", 1)[0]
+    uri = str(GravelerURI(repo.name, commit_id, path))  # resolves after the branch is gone
     meta: dict[str, Any] = {
-        "graveler/uri": MetadataValue.path(str(GravelerURI(repo.name, branch, path))),
+        "graveler/uri": MetadataValue.path(uri),
+        "dagster/uri": MetadataValue.text(uri),
         "graveler/branch": branch,
         "graveler/commit": commit_id,
         "graveler/size": sum(len(enc.data) for _, enc in items),
@@ -196,3 +271,9 @@ def _output_metadata(
     if all(r is not None for r in rows):
         meta["dagster/row_count"] = sum(r for r in rows if r is not None)
     return meta
+
+
+def _table_name(repository: str, context: OutputContext, asset_path: Any) -> str:
+    """``<repository>.<asset path, dotted>``: one name per table, whatever the partition."""
+    parts = context.get_identifier() if not context.has_asset_key else context.asset_key.path
+    return ".".join([repository, *asset_path(parts).split("/")])

@@ -8,12 +8,14 @@ Run-branch handling lives in :mod:`graveler_dagster.runs`; this module only name
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from dagster import ConfigurableResource, DagsterInstance, InitResourceContext
 from pydantic import Field, PrivateAttr
 
 from graveler import ClientSettings, Graveler, Repository
-from graveler.errors import AlreadyExists, RepositoryNotFound
+from graveler.config import REDACTED, SECRET_STORE_OPTIONS, STORE_ALIASES, redact_url
+from graveler.errors import AlreadyExists, NamespaceInUse, RepositoryNotFound
 from graveler_dagster.storage import default_database_url, default_home
 
 
@@ -72,6 +74,16 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
     _instance: DagsterInstance | None = PrivateAttr(default=None)
     _client: Graveler | None = PrivateAttr(default=None)
 
+    def __repr_args__(self) -> Any:
+        """What repr() and str() show: the database password and S3 secrets hidden."""
+        for name, value in super().__repr_args__():
+            if name == "database_url" and isinstance(value, str):
+                yield name, redact_url(value)
+            elif STORE_ALIASES.get(str(name)) in SECRET_STORE_OPTIONS and value is not None:
+                yield name, REDACTED
+            else:
+                yield name, value
+
     def setup_for_execution(self, context: InitResourceContext) -> None:
         self._instance = context.instance
 
@@ -111,6 +123,8 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
                 raise
         try:
             return client.create_repository(wanted, self.storage_namespace)
+        except NamespaceInUse:  # another repository's location: say so
+            raise
         except AlreadyExists:  # created meanwhile by a concurrent step
             return client.repository(wanted)
 

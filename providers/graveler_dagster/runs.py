@@ -1,50 +1,60 @@
-"""Run branches: one graveler branch per Dagster run, merged into the target when it succeeds.
+"""Run branches: the Dagster side of graveler's run lifecycle (:mod:`graveler.runs`).
 
-Life of a run branch ``<branch_prefix><run id>``:
+The engine owns the lifecycle (open, commit, publish exactly once, discard, retire); this
+module only names things after Dagster:
 
-* **created** idempotently on first use (:func:`ensure_run_branch`), from the target branch --
-  or, when the run re-executes a failed run whose branch was kept, from that branch, so the
-  outputs the failed run did produce are there;
-* **written** by the IO manager (one commit per output) and by assets that stage files
-  themselves (:func:`commit_staged`);
-* **merged** into the target by the run-status sensor when the run succeeds
-  (:func:`merge_run_branch`): leftover staged changes are committed, the merge is a real merge
-  commit (never a fast-forward) carrying the run id, the job name and a link, then the branch
-  is deleted;
-* **kept** for inspection when the run fails (or deleted, by option: :func:`discard_run_branch`).
+* the run: identity ``dagster/<run id>``, branch ``<branch_prefix><run id>``, published into
+  the resource's target branch (:func:`run_of`);
+* lineage: a re-execution's branch starts from the kept branch of the failed run it continues
+  (:func:`ensure_run_branch`), and once it is published those branches are retired;
+* metadata: lakeFS-style commit metadata naming the Dagster run, job and UI page, and run tags
+  (``graveler/branch``, ``graveler/merge``, ``graveler/merge_commit``) that say where the run
+  stands. A run sets its own tags when it opens its branch, so a re-execution never shows the
+  tags it inherited from its parent (:func:`claim_tags`).
 
-Objects written by a run carry the user metadata ``dagster/run_id``; :func:`read_ref` uses it to
-decide whether an input comes from the run branch (written in this run or in the run it
-re-executes) or from the target branch.
+:func:`publish_run` is what both the merge sensor and a downstream step that needs an
+upstream run's data call; it is idempotent, so whichever comes first merges and the other
+finds the merge. :func:`publish_or_fail` turns a refused publication into a Dagster
+``Failure`` that is not retried.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from datetime import UTC, datetime
 
-from dagster import AssetExecutionContext, DagsterInstance, DagsterRun, OpExecutionContext
+from dagster import (
+    AssetExecutionContext,
+    DagsterInstance,
+    DagsterRun,
+    Failure,
+    MetadataValue,
+    OpExecutionContext,
+)
 
-from graveler import Commit, ObjectEntry, Repository
-from graveler.errors import AlreadyExists, BranchNotFound, NoChanges, NotFound
+from graveler import Commit, ObjectEntry, Publication, Repository, Run, runs
+from graveler.errors import BranchNotFound, DirtyBranch, MergeConflict, NotFound, ProtectedBranch
+from graveler_dagster import formats, lineage
 from graveler_dagster.resource import GravelerResource
 
 #: Object metadata key naming the Dagster run that wrote an object.
-RUN_ID_KEY = "dagster/run_id"
+RUN_ID_KEY = formats.RUN_ID_KEY  # one definition, shared with the trust check
 #: Commit metadata keys, following lakeFS's ``::lakefs::<system>::`` convention.
 META_PREFIX = "::lakefs::Dagster::"
+#: Prefix of a Dagster run's identity in graveler (:data:`graveler.runs.RUN_KEY`).
+IDENTITY_PREFIX = "dagster/"
+TAG_BRANCH = "graveler/branch"
+TAG_MERGE = "graveler/merge"
+TAG_MERGE_COMMIT = "graveler/merge_commit"
 MAX_LINEAGE = 100
+#: Why a publication is refused for good (retrying would refuse again): the branch is kept.
+REFUSED = (MergeConflict, DirtyBranch, ProtectedBranch)
+_CLAIMED: set[str] = set()  # runs whose tags this process has already set
 
 
-@dataclass(frozen=True, slots=True)
-class MergeOutcome:
-    """What :func:`merge_run_branch` did: ``commit`` is the target's new head (None when the
-    run branch held nothing new or did not exist)."""
-
-    branch: str
-    commit: Commit | None
-    existed: bool
+def run_of(gv: GravelerResource, repo: Repository, run_id: str) -> Run:
+    """The graveler run of Dagster run ``run_id``."""
+    return Run(f"{IDENTITY_PREFIX}{run_id}", gv.run_branch_name(run_id), gv.target(repo))
 
 
 def run_lineage(instance: DagsterInstance | None, run: DagsterRun) -> tuple[str, ...]:
@@ -61,19 +71,29 @@ def run_lineage(instance: DagsterInstance | None, run: DagsterRun) -> tuple[str,
 def ensure_run_branch(
     gv: GravelerResource, repo: Repository, run_id: str, lineage: Sequence[str] = ()
 ) -> str:
-    """Create the run's branch unless it exists; returns its name. ``lineage`` (from
-    :func:`run_lineage`) names ancestor runs whose kept branch is a better source than the
+    """Open the run's branch (create it unless it exists) and return its name. It is cut from
+    the kept branch of the nearest ancestor in ``lineage`` (from :func:`run_lineage`) when
+    there is one, so a re-execution finds the outputs its parent did produce; else from the
     target."""
-    name = gv.run_branch_name(run_id)
-    try:
-        repo.branch(name)
-        return name
-    except BranchNotFound:
-        pass
-    source = _first_existing(repo, [gv.run_branch_name(r) for r in lineage if r != run_id])
-    with contextlib.suppress(AlreadyExists):  # another step of the same run won the race
-        repo.create_branch(name, source or gv.target(repo))
-    return name
+    ancestors = [gv.run_branch_name(r) for r in lineage if r != run_id]
+    source = next((b for b in ancestors if _exists(repo, b)), None)
+    run = run_of(gv, repo, run_id)
+    runs.open_run(repo, run, source=source)
+    return run.branch
+
+
+def claim_tags(instance: DagsterInstance | None, run: DagsterRun, branch: str) -> None:
+    """Tag ``run`` with its own branch and ``graveler/merge: pending`` (once per process).
+    A re-execution inherits its parent's tags (``kept``, the parent's branch); this replaces
+    them as soon as the run writes."""
+    if instance is None or run.run_id in _CLAIMED:
+        return
+    tags = {TAG_BRANCH: branch, TAG_MERGE: "pending"}
+    if TAG_MERGE_COMMIT in run.tags:  # inherited: this run has merged nothing yet
+        tags[TAG_MERGE_COMMIT] = ""
+    if any(run.tags.get(k) != v for k, v in tags.items()):
+        instance.add_run_tags(run.run_id, tags)
+    _CLAIMED.add(run.run_id)
 
 
 def open_run_branch(
@@ -83,18 +103,18 @@ def open_run_branch(
     (created if needed). Stage objects with ``metadata={RUN_ID_KEY: context.run_id}`` so that
     downstream reads find them (:func:`read_ref`), then :func:`commit_staged`."""
     repo = gv.get_repository()
-    lineage = run_lineage(context.instance, context.run)
-    return repo, ensure_run_branch(gv, repo, context.run.run_id, lineage)
+    ids = run_lineage(context.instance, context.run)
+    branch = ensure_run_branch(gv, repo, context.run.run_id, ids)
+    claim_tags(context.instance, context.run, branch)
+    return repo, branch
 
 
-def _first_existing(repo: Repository, branches: Sequence[str]) -> str | None:
-    for name in branches:
-        try:
-            repo.branch(name)
-            return name
-        except BranchNotFound:
-            continue
-    return None
+def _exists(repo: Repository, branch: str) -> bool:
+    try:
+        repo.branch(branch)
+    except BranchNotFound:
+        return False
+    return True
 
 
 def read_ref(gv: GravelerResource, repo: Repository, path: str, lineage: Sequence[str]) -> str:
@@ -136,55 +156,105 @@ def read_ref_for_prefix(
 def commit_staged(
     repo: Repository, branch: str, message: str, metadata: Mapping[str, str] | None = None
 ) -> Commit:
-    """Commit what is staged on ``branch``; when a concurrent commit already took our changes
-    (or nothing was staged), return the branch head, which then holds them."""
-    try:
-        return repo.commit(branch, message, metadata=metadata, committer="dagster")
-    except NoChanges:
-        return repo.resolve(branch).commit
+    """Commit what is staged on run branch ``branch``; when a concurrent commit already took
+    our changes (or nothing was staged), return the branch head, which then holds them."""
+    run_id = (metadata or {}).get(RUN_ID_KEY, branch)
+    run = Run(f"{IDENTITY_PREFIX}{run_id}", branch, branch)
+    made = runs.commit_pending(repo, run, message, metadata=metadata, committer="dagster")
+    return made if made is not None else repo.resolve(branch).commit
 
 
-def merge_run_branch(
+def publish_run(
     gv: GravelerResource,
     repo: Repository,
-    run: DagsterRun,
+    instance: DagsterInstance,
+    dagster_run: DagsterRun,
     strategy: str | None = "source-wins",
-) -> MergeOutcome:
-    """Merge the run's branch into the target and delete it (see the module docstring).
-
-    Idempotent: a second call finds no branch and does nothing. A merge conflict (possible only
-    with ``strategy=None``) propagates and keeps the branch: its data is the user's."""
-    branch = gv.run_branch_name(run.run_id)
+) -> Publication:
+    """Publish ``dagster_run`` into the target exactly once (:func:`graveler.runs.publish`),
+    then retire the kept branches of the runs it re-executes, restate in Dagster the assets
+    they materialized (now published by this run), and tag the run ``graveler/merge:
+    merged`` with ``graveler/merge_commit``. A refused merge (a conflict, possible only with
+    ``strategy=None``, or a target with uncommitted changes) keeps the branch, tags the run
+    ``graveler/merge: failed`` and raises the error (one of :data:`REFUSED`); anything
+    else (a database outage, a branch that kept moving) propagates untagged."""
+    run = run_of(gv, repo, dagster_run.run_id)
+    message = f"Merge Dagster run {dagster_run.run_id} ({dagster_run.job_name})"
     try:
-        repo.branch(branch)
-    except BranchNotFound:
-        return MergeOutcome(branch, None, existed=False)
-    meta = commit_metadata(gv, run)
-    commit_staged(repo, branch, f"Dagster run {run.run_id}: staged changes", meta)
-    message = f"Merge Dagster run {run.run_id} ({run.job_name})"
-    try:
-        merged: Commit | None = repo.merge(
-            branch,
-            gv.target(repo),
-            strategy=strategy,
-            message=message,
-            metadata=meta,
+        pub = runs.publish(
+            repo,
+            run,
+            message,
+            metadata=commit_metadata(gv, dagster_run),
             committer="dagster",
-            fast_forward=False,
-        ).commit
-    except NoChanges:  # nothing new, or merged by an earlier evaluation
-        merged = None
-    repo.delete_branch(branch)
-    return MergeOutcome(branch, merged, existed=True)
+            strategy=strategy,
+            since=datetime.fromtimestamp(_created(instance, dagster_run), UTC),
+        )
+    except REFUSED:
+        instance.add_run_tags(dagster_run.run_id, {TAG_MERGE: "failed", TAG_BRANCH: run.branch})
+        raise
+    if pub.merge is not None:
+        _after_publication(gv, repo, instance, dagster_run, pub.merge.commit)
+    return pub
+
+
+def _after_publication(
+    gv: GravelerResource,
+    repo: Repository,
+    instance: DagsterInstance,
+    dagster_run: DagsterRun,
+    merged: Commit,
+) -> None:
+    ancestors = run_lineage(instance, dagster_run)[1:]
+    for ancestor in ancestors:
+        runs.retire(repo, run_of(gv, repo, ancestor), merged)
+    if ancestors:
+        lineage.restate(instance, repo, merged, ancestors, published_by=dagster_run.run_id)
+    instance.add_run_tags(
+        dagster_run.run_id,
+        {
+            TAG_MERGE: "merged",
+            TAG_MERGE_COMMIT: merged.id,
+            TAG_BRANCH: gv.run_branch_name(dagster_run.run_id),
+        },
+    )
+
+
+def _created(instance: DagsterInstance, dagster_run: DagsterRun) -> float:
+    record = instance.get_run_record_by_id(dagster_run.run_id)
+    if record is not None and record.create_timestamp is not None:
+        return record.create_timestamp.timestamp()
+    return datetime.now(UTC).timestamp()
+
+
+def publish_or_fail(
+    gv: GravelerResource,
+    repo: Repository,
+    instance: DagsterInstance,
+    dagster_run: DagsterRun,
+    strategy: str | None = "source-wins",
+) -> Publication:
+    """:func:`publish_run` from inside a step: a refused publication raises a Dagster
+    ``Failure`` with ``allow_retries=False`` (retrying would refuse again), whose message says
+    that nothing was published and the run's writes are kept on its branch."""
+    try:
+        return publish_run(gv, repo, instance, dagster_run, strategy)
+    except REFUSED as exc:
+        branch = gv.run_branch_name(dagster_run.run_id)
+        raise Failure(
+            description=(
+                f"graveler: run {dagster_run.run_id} was not published into "
+                f"{gv.target(repo)!r}: {exc}. Nothing was merged; its writes are kept on "
+                f"branch {branch!r}."
+            ),
+            metadata={"graveler/branch": MetadataValue.text(branch)},
+            allow_retries=False,
+        ) from exc
 
 
 def discard_run_branch(gv: GravelerResource, repo: Repository, run_id: str) -> bool:
     """Delete the run's branch; False when there was none."""
-    try:
-        repo.delete_branch(gv.run_branch_name(run_id))
-    except BranchNotFound:
-        return False
-    return True
+    return runs.discard(repo, run_of(gv, repo, run_id))
 
 
 def commit_metadata(gv: GravelerResource, run: DagsterRun) -> dict[str, str]:

@@ -1,15 +1,25 @@
-"""Sensors: merge run branches on success, keep (or drop) them on failure, watch for commits.
+"""Sensors: publish run branches on success, keep (or drop) them on failure, watch for commits.
 
 All of them get graveler through the resource bound under the key ``"graveler"``
-(:data:`RESOURCE_KEY`), as :func:`graveler_dagster.graveler_definitions` binds it.
+(:data:`RESOURCE_KEY`), as :func:`graveler_dagster.graveler_definitions` binds it, and all
+default to ``DefaultSensorStatus.RUNNING`` (the daemon evaluates them as soon as the code
+location loads). The run-status sensors monitor every code location by default
+(``monitor_all_code_locations=True``): a run launched outside the webserver, such as
+``dagster asset materialize -f defs.py`` against the instance, has no code-location origin
+and would otherwise never be published. ``minimum_interval_seconds`` sets how often each
+sensor may tick (the daemon checks about every 5 s).
 
-* :func:`build_graveler_merge_sensor`: a run-status sensor on SUCCESS. It merges the run's
-  branch into the target (one merge commit naming the run) and deletes the branch. A conflict
-  (possible only with ``strategy=None``) or a target with uncommitted changes keeps the branch,
-  tags the run ``graveler/merge: failed`` and skips with the reason: retrying would not help,
-  and failing the tick would hold back the merges of later runs.
+* :func:`build_graveler_merge_sensor`: a run-status sensor on SUCCESS. It publishes the run
+  (:func:`graveler_dagster.runs.publish_run`: one merge commit carrying the run's identity,
+  exactly once per run, the branch deleted). A refused merge (a conflict, possible only with
+  ``strategy=None``, or a target with uncommitted changes) keeps the branch, tags the run
+  ``graveler/merge: failed`` and skips with the reason: retrying would not help, and failing
+  the tick would hold back the merges of later runs.
 * :func:`build_graveler_failure_sensor`: a run-failure sensor. It keeps the branch for
-  inspection (tagging the run with it), or deletes it with ``delete_branch=True``.
+  inspection (tagging the run with it), or deletes it with ``delete_branch=True``, and
+  restates in Dagster the assets the run materialized as the versions the target still
+  holds (:func:`graveler_dagster.lineage.restate`), so Dagster's latest materialization
+  never names data that was not published.
 * :func:`build_graveler_diff_sensor`: requests one run per new commit on a branch that touches
   a prefix. Its cursor is the last commit seen; the first tick only records the head.
 """
@@ -34,21 +44,38 @@ from dagster import (
 )
 
 from graveler import GravelerURI
-from graveler.errors import BranchNotFound, Conflict
+from graveler.errors import BranchNotFound
+from graveler_dagster import lineage
+from graveler_dagster.inputs import TAG_COMMIT, TAG_REF, TAG_REPOSITORY
 from graveler_dagster.resource import GravelerResource
-from graveler_dagster.runs import discard_run_branch, merge_run_branch
+from graveler_dagster.runs import (
+    REFUSED,
+    TAG_BRANCH,
+    TAG_MERGE,
+    TAG_MERGE_COMMIT,
+    discard_run_branch,
+    publish_run,
+)
 from graveler_dagster.watch import new_commits, touches
 
 if TYPE_CHECKING:  # jobs, asset jobs and graphs: what @sensor(job=...) accepts
     from dagster._core.definitions.target import ExecutableDefinition
 
 RESOURCE_KEY = "graveler"
-TAG_BRANCH = "graveler/branch"
-TAG_MERGE = "graveler/merge"
-TAG_COMMIT = "graveler/commit"
-TAG_MERGE_COMMIT = "graveler/merge_commit"
-TAG_REPOSITORY = "graveler/repository"
-TAG_REF = "graveler/ref"
+__all__ = [
+    "RESOURCE_KEY",
+    "TAG_BRANCH",
+    "TAG_COMMIT",
+    "TAG_MERGE",
+    "TAG_MERGE_COMMIT",
+    "TAG_REF",
+    "TAG_REPOSITORY",
+    "build_graveler_diff_sensor",
+    "build_graveler_failure_sensor",
+    "build_graveler_merge_sensor",
+]
+#: How often the merge and failure sensors may tick, by default.
+DEFAULT_INTERVAL_SECONDS = 30
 
 
 def build_graveler_merge_sensor(
@@ -56,9 +83,10 @@ def build_graveler_merge_sensor(
     name: str = "graveler_merge_on_success",
     strategy: str | None = "source-wins",
     default_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
-    monitor_all_code_locations: bool = False,
+    monitor_all_code_locations: bool = True,
+    minimum_interval_seconds: int = DEFAULT_INTERVAL_SECONDS,
 ) -> SensorDefinition:
-    """Merge each successful run's branch into the target branch, then delete it.
+    """Publish each successful run's branch into the target branch, exactly once.
 
     ``strategy`` settles keys changed both by the run and on the target since the run started:
     "source-wins" (default: the run's materialization is the newest), "dest-wins", or None to
@@ -69,23 +97,24 @@ def build_graveler_merge_sensor(
         name=name,
         default_status=default_status,
         monitor_all_code_locations=monitor_all_code_locations,
+        minimum_interval_seconds=minimum_interval_seconds,
         description="Merges the graveler branch of each successful run into the target branch.",
     )
     def _merge(context: RunStatusSensorContext, graveler: GravelerResource) -> SkipReason | None:
         run = context.dagster_run
         repo = graveler.get_repository()
         try:
-            outcome = merge_run_branch(graveler, repo, run, strategy)
-        except Conflict as exc:
+            pub = publish_run(graveler, repo, context.instance, run, strategy)
+        except REFUSED as exc:
             branch = graveler.run_branch_name(run.run_id)
-            context.instance.add_run_tags(run.run_id, {TAG_MERGE: "failed", TAG_BRANCH: branch})
             context.log.error(f"graveler: run {run.run_id} not merged, branch {branch} kept: {exc}")
-            return SkipReason(f"merge of {branch} failed, branch kept: {exc}")
-        if not outcome.existed:
-            return SkipReason(f"run {run.run_id} has no graveler branch (nothing to merge)")
-        head = outcome.commit.id if outcome.commit else "unchanged"
-        context.instance.add_run_tags(run.run_id, {TAG_MERGE: "merged", TAG_MERGE_COMMIT: head})
-        context.log.info(f"graveler: merged {outcome.branch} into {graveler.target(repo)} ({head})")
+            return SkipReason(f"run {run.run_id} not merged, branch {branch} kept: {exc}")
+        if pub.merge is None:
+            return SkipReason(f"run {run.run_id} has no graveler writes (nothing to merge)")
+        target, head = graveler.target(repo), pub.merge.commit.id
+        if pub.replayed:
+            return SkipReason(f"run {run.run_id} was already merged into {target} ({head})")
+        context.log.info(f"graveler: merged run {run.run_id} into {target} ({head})")
         return None
 
     return _merge
@@ -96,19 +125,24 @@ def build_graveler_failure_sensor(
     name: str = "graveler_on_failure",
     delete_branch: bool = False,
     default_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
-    monitor_all_code_locations: bool = False,
+    monitor_all_code_locations: bool = True,
+    minimum_interval_seconds: int = DEFAULT_INTERVAL_SECONDS,
 ) -> SensorDefinition:
-    """Keep a failed run's branch for inspection (tagging the run with its name), or delete it."""
+    """Keep a failed run's branch for inspection (tagging the run with its name), or delete
+    it; restate what the run materialized as the target's versions."""
 
     @run_failure_sensor(
         name=name,
         default_status=default_status,
         monitor_all_code_locations=monitor_all_code_locations,
+        minimum_interval_seconds=minimum_interval_seconds,
         description="Keeps (or deletes) the graveler branch of each failed run.",
     )
     def _failed(context: RunFailureSensorContext, graveler: GravelerResource) -> SkipReason | None:
         run_id = context.dagster_run.run_id
         repo = graveler.get_repository()
+        head = repo.resolve(graveler.target(repo)).commit
+        lineage.restate(context.instance, repo, head, [run_id])
         branch = graveler.run_branch_name(run_id)
         if delete_branch:
             if discard_run_branch(graveler, repo, run_id):
@@ -132,15 +166,17 @@ def build_graveler_diff_sensor(
     job: ExecutableDefinition,
     *,
     name: str | None = None,
-    minimum_interval_seconds: int = 30,
-    default_status: DefaultSensorStatus = DefaultSensorStatus.STOPPED,
+    minimum_interval_seconds: int = DEFAULT_INTERVAL_SECONDS,
+    default_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
     max_commits: int = 1000,
 ) -> SensorDefinition:
     """A sensor requesting one run of ``job`` per new commit on ``repo``/``branch`` that touches
     ``prefix`` ("" for any path). Requests carry ``run_key`` = commit ID and the tags
     ``graveler/repository``, ``graveler/ref`` and ``graveler/commit``. The cursor is the last
-    commit seen; the first tick records the head without requesting a run. More than
-    ``max_commits`` new commits in one tick count as one change."""
+    commit seen; the first tick records the head without requesting a run, so a sensor that
+    starts RUNNING (the default) never requests runs for history. More than ``max_commits``
+    new commits in one tick count as one change. The GravelerIOManager reads inputs of such a
+    run at the commit that triggered it (see :mod:`graveler_dagster.inputs`)."""
 
     @sensor(
         name=name or _sensor_name("graveler_diff", repo, branch, prefix),

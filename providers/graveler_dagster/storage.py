@@ -25,6 +25,7 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from dagster import DagsterInstance
 
+from graveler.config import redact_url
 from graveler.errors import InvalidArgument
 
 if TYPE_CHECKING:
@@ -84,7 +85,10 @@ def postgres_url_from_config(config: Mapping[str, Any]) -> str:
     user = quote(_value(db.get("username"), "username"), safe="")
     password = quote(_value(db.get("password"), "password"), safe="")
     host = _value(db.get("hostname"), "hostname")
-    port = int(_value(db.get("port", 5432), "port"))
+    raw_port = _value(db.get("port", 5432), "port")
+    if not raw_port.isdigit():
+        raise InvalidArgument(f"Dagster's PostgreSQL setting port must be a number: {raw_port!r}")
+    port = int(raw_port)
     name = quote(_value(db.get("db_name"), "db_name"), safe="")
     params = {k: _value(v, k) for k, v in (db.get("params") or {}).items()}
     query = f"?{urlencode(params)}" if params else ""
@@ -94,7 +98,8 @@ def postgres_url_from_config(config: Mapping[str, Any]) -> str:
 def _psycopg3_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in _PG_SCHEMES:
-        raise InvalidArgument(f"Dagster's postgres_url {url!r} is not a postgresql:// URL")
+        shown = redact_url(url)
+        raise InvalidArgument(f"Dagster's postgres_url {shown} is not a postgresql:// URL")
     return urlunsplit(("postgresql+psycopg", *parts[1:]))
 
 

@@ -45,4 +45,4 @@ def touches(repo: Repository, change: NewCommit, prefix: str) -> bool:
     """True when the commit changed (added, changed or removed) a path under ``prefix``."""
     if change.base is None:
         return any(True for _ in repo.iter_objects(change.commit.id, prefix))
-    return any(d.path.startswith(prefix) for d in repo.diff(change.base, change.commit.id))
+    return any(True for _ in repo.diff(change.base, change.commit.id, prefix=prefix))

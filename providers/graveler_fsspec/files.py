@@ -4,9 +4,10 @@
   ``read``/``seek`` with ranged reads of that physical object (``ObjectStore.read_range``)
   through fsspec's read-ahead cache. A reader keeps seeing the bytes it opened, whatever
   happens to the branch afterwards.
-* :class:`GravelerWriteFile` (``"wb"``/``"xb"``) streams blocks to a fresh physical address
-  (:class:`~graveler_fsspec.upload.StreamedUpload`) and stages the object on ``close()``.
-  Memory stays bounded by a few blocks. Inside an fsspec transaction (``autocommit=False``)
+* :class:`GravelerWriteFile` (``"wb"``/``"xb"``) writes blocks to a fresh physical address
+  through the object store's push-style writer (``ObjectStore.open_writer``, which hashes
+  them on the way) and stages the object on ``close()``. Memory stays bounded by a block
+  (and, on S3, one multipart part). Inside an fsspec transaction (``autocommit=False``)
   the finished object is staged by :meth:`commit` and removed by :meth:`discard` instead.
   A ``with`` block that raises, or a file garbage-collected without ``close()``, discards
   the upload: nothing half-written is ever staged.
@@ -20,8 +21,7 @@ from typing import Any
 from fsspec.spec import AbstractBufferedFile, AbstractFileSystem
 
 from graveler import ObjectEntry, Repository, new_physical_address
-from graveler.objects import HashingReader
-from graveler_fsspec.upload import StreamedUpload, UploadResult
+from graveler.objectstore import ObjectInfo, ObjectWriter
 
 
 class GravelerReadFile(AbstractBufferedFile):  # type: ignore[misc]
@@ -71,7 +71,7 @@ class GravelerWriteFile(AbstractBufferedFile):  # type: ignore[misc]
         self._content_type = content_type
         self._metadata = dict(metadata or {})
         self._address = new_physical_address()
-        self._upload: StreamedUpload | None = None
+        self._upload: ObjectWriter | None = None
         self._stored = False
         self.entry: ObjectEntry | None = None  # set once the bytes are stored, before staging
         self._staged = False
@@ -82,25 +82,14 @@ class GravelerWriteFile(AbstractBufferedFile):  # type: ignore[misc]
         """Nothing to do yet: a small object is stored in one call when it is closed."""
 
     def _upload_chunk(self, final: bool = False) -> bool:
-        data = self.buffer.getvalue()  # usually no copy: fsspec drops the buffer next
-        if final and self._upload is None:
-            self._finish(self._store_whole(data))
-            return True
         if self._upload is None:
-            self._upload = StreamedUpload(self.repo.store, self._address)
-        view, step = memoryview(data), max(1, self.blocksize)
-        for start in range(0, len(data), step):
-            self._upload.send(view[start : start + step])
+            self._upload = self.repo.store.open_writer(self._address, fresh=True)
+        self._upload.write(self.buffer.getbuffer())
         if final:
-            self._finish(self._upload.finish())
+            self._finish(self._upload, self._upload.commit())
         return True
 
-    def _store_whole(self, data: bytes) -> UploadResult:
-        reader = HashingReader(data)
-        info = self.repo.store.put(self._address, reader)  # type: ignore[arg-type]
-        return UploadResult(reader.size, reader.hexdigest(), info.mtime)
-
-    def _finish(self, result: UploadResult) -> None:
+    def _finish(self, upload: ObjectWriter, info: ObjectInfo) -> None:
         """Describe the stored bytes and, with autocommit, stage them; on failure the stored
         bytes are removed again so no unreferenced object is left behind."""
         self._stored = True
@@ -108,9 +97,9 @@ class GravelerWriteFile(AbstractBufferedFile):  # type: ignore[misc]
             self.entry = self.repo.make_linked_entry(
                 self.key,
                 self._address,
-                checksum=result.checksum,
-                size=result.size,
-                mtime=result.mtime,
+                checksum=upload.sha256(),
+                size=info.size,
+                mtime=info.mtime,
                 content_type=self._content_type,
                 metadata=self._metadata,
             )

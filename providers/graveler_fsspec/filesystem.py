@@ -24,12 +24,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from fsspec.callbacks import DEFAULT_CALLBACK
 from fsspec.spec import AbstractFileSystem, make_instance
 from fsspec.utils import stringify_path
 
 from graveler import ClientSettings, Graveler, ObjectEntry, Repository
 from graveler.errors import InvalidArgument
 from graveler_fsspec import listing
+from graveler_fsspec.bulk import upload_pairs
+from graveler_fsspec.dirs import MadeDirs
 from graveler_fsspec.errors import PathExists, PathNotFound, ReadOnlyBranch, ReadOnlyRef, translated
 from graveler_fsspec.files import GravelerReadFile, GravelerWriteFile
 from graveler_fsspec.listing import Info
@@ -62,7 +65,9 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
         self._settings = explicit.over(ClientSettings.from_mapping(storage_options))
         self._client = client
         self._repos: dict[str, Repository] = {}
+        self._made = MadeDirs()  # directories made with mkdir (graveler_fsspec.dirs)
         self._lock = threading.Lock()
+        self._collect = threading.local()  # pairs gathered by ``put`` for one bulk upload
 
     # --- configuration -------------------------------------------------------------------------
 
@@ -123,14 +128,18 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
                 return listing.file_info(name, repo.stat(p.ref, p.key))
             except LookupError:  # graveler's ObjectNotFound: maybe a directory
                 pass
-            if listing.has_children(repo, p):
+            if listing.has_children(repo, p) or self._made.exists(name):
                 return listing.dir_info(name)
         raise PathNotFound(f"no object or directory at {name!r}", name)
 
     def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
         p = parse_path(path)
         entries = self._list(p)
-        if not entries and p.level == "key":
+        if p.level in ("ref", "key"):
+            listed = {e["name"] for e in entries}
+            made = sorted(self._made.children(str(p)) - listed)
+            entries = sorted(entries + [listing.dir_info(d) for d in made], key=_name)
+        if not entries and p.level == "key" and not self._made.exists(str(p)):
             entries = [self.info(path)]  # a file lists as itself; raises if nothing is there
         return entries if detail else [e["name"] for e in entries]
 
@@ -163,6 +172,9 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
             out[str(p)] = listing.dir_info(str(p))
         if withdirs and p.level == "ref":
             out[str(p)] = self.info(str(p))
+        if withdirs:
+            made = self._made.below(str(p)) | ({str(p)} if self._made.exists(str(p)) else set())
+            out.update({d: listing.dir_info(d) for d in made if d not in out})
         if not out and p.level == "key" and self.isfile(str(p)):
             out[str(p)] = self.info(str(p))
         names = sorted(out)
@@ -254,16 +266,22 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
     # --- writing -------------------------------------------------------------------------------
 
     def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
-        """Directories are implicit: this only checks that ``path`` could be written."""
+        """Directories are implicit: this checks that ``path`` could be written and remembers
+        it on this instance, so that it exists and lists as empty until objects are written
+        below it, as on local disk (DuckDB's partitioned ``COPY ... TO`` makes its output
+        directory, then lists it to check that it is empty)."""
         p = parse_path(path)
         if p.level in ("ref", "key"):
             self._writable_repo(p, path)
+        if p.level == "key":
+            self._made.add(str(p))
 
     def makedirs(self, path: str, exist_ok: bool = False) -> None:
         self.mkdir(path)
 
     def rmdir(self, path: str) -> None:
-        """Directories vanish with their last object; nothing to do."""
+        """Directories vanish with their last object; one made with ``mkdir`` is forgotten."""
+        self._made.forget(str(parse_path(path)))
 
     def rm_file(self, path: str) -> None:
         repo, branch, key = self._write_target(path)
@@ -272,7 +290,8 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
 
     def rm(self, path: Any, recursive: bool = False, maxdepth: int | None = None) -> None:
         """Delete the objects among the expanded paths, one staging transaction per branch.
-        Directories are implicit and disappear with their objects."""
+        Directories are implicit and disappear with their objects; one made with ``mkdir``
+        is forgotten when removed (:mod:`graveler_fsspec.dirs`)."""
         targets = self.expand_path(path, recursive=recursive, maxdepth=maxdepth)
         groups: dict[tuple[str, str], list[str]] = defaultdict(list)
         for target in targets:
@@ -285,15 +304,52 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
             repo = self._writable_repo(parse_path(where), where)
             with translated(where):
                 deleted += repo.delete_many(ref, _existing(repo, ref, keys))
-        if not deleted and not any(self.isdir(t) for t in targets):
+        forgotten = [self._made.forget(str(parse_path(t))) for t in targets]
+        if not deleted and not any(forgotten) and not any(self.isdir(t) for t in targets):
             raise PathNotFound(f"nothing to delete at {path!r}", str(path))
+
+    def put(
+        self,
+        lpath: Any,
+        rpath: Any,
+        recursive: bool = False,
+        callback: Any = DEFAULT_CALLBACK,
+        maxdepth: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Upload local files (a directory with ``recursive=True``). Outside a transaction
+        the files bound for one branch are written in parallel and staged in one
+        transaction (:mod:`graveler_fsspec.bulk`); inside one, file by file."""
+        if self._intrans or set(kwargs) - {"metadata"}:
+            super().put(lpath, rpath, recursive, callback, maxdepth, **kwargs)
+            return
+        pairs: list[tuple[str, str]] = []
+        self._collect.pairs = pairs
+        try:
+            super().put(lpath, rpath, recursive, callback, maxdepth)
+        finally:
+            self._collect.pairs = None
+        upload_pairs(self._write_target, pairs, kwargs.get("metadata"))
+
+    def put_file(
+        self, lpath: str, rpath: str, callback: Any = DEFAULT_CALLBACK, **kwargs: Any
+    ) -> None:
+        """One local file, or (inside :meth:`put`) one pair collected for the bulk upload."""
+        pairs = getattr(self._collect, "pairs", None)
+        if pairs is None:
+            super().put_file(lpath, rpath, callback=callback, **kwargs)
+        elif os.path.isdir(lpath):
+            self.makedirs(rpath, exist_ok=True)  # remembered, as mkdir does (dirs.py)
+        else:
+            pairs.append((lpath, rpath))
 
     def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
         """Copy one object. Inside one repository this is a metadata-only copy (the new key
         points at the same immutable physical object); across repositories bytes stream.
-        A directory source copies nothing (directories are implicit)."""
+        A directory source makes the target directory (as ``mkdir``), nothing more."""
         src = parse_path(path1)
         if src.level == "key" and self.isdir(path1) and not self.isfile(path1):
+            self.mkdir(path2)
             return
         repo, _, entry = self._entry(path1)
         dst_repo, branch, key = self._write_target(path2)
@@ -333,6 +389,10 @@ def shared_client(settings: ClientSettings) -> Graveler:
         if client is None:
             client = _CLIENTS[key] = Graveler(home, settings=effective)
         return client
+
+
+def _name(info: Info) -> str:
+    return str(info["name"])
 
 
 def _existing(repo: Repository, ref: str, keys: list[str]) -> list[str]:

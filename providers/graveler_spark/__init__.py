@@ -2,37 +2,49 @@
 
 * ``spark.read.format("graveler").load("graveler://repo/ref/prefix")`` and
   ``df.write.format("graveler").mode("append" | "overwrite").save("graveler://repo/branch/prefix")``
-  (:class:`GravelerDataSource`; one stage -- and optionally one commit -- per job);
+  (:class:`GravelerDataSource`; one stage -- and optionally one commit -- per job): partitioned
+  tables, pushdown, dynamic overwrite, CSV / JSON, streaming (``docs/spark.md``);
 * :func:`write_native` / :func:`native_write`: run any Spark writer (csv, json, parquet...)
   into a local namespace and link the files it produced in one transaction;
   :func:`read_native`: Spark's own reader over a ref's physical files;
-* :func:`collect_garbage_spark`: garbage collection whose executors read range files.
+* :func:`collect_garbage_spark`: garbage collection whose executors read range files;
+* :func:`spark_session`: a session whose Python workers can run all of the above.
+
+Settings (store endpoint, credentials...) are resolved once on the driver and sent to every
+executor with the job: :mod:`graveler_spark.settings`. ``docs/spark-cluster.md`` covers
+clusters.
 
 Registration: installing the package makes the format available to every Spark session, through
 PySpark's static lookup of top-level ``pyspark_*`` modules exposing ``DefaultSource`` (our
-``pyspark_graveler``). :func:`register` registers explicitly and can bind connection defaults.
+``pyspark_graveler``). :func:`register` registers explicitly, can bind connection defaults,
+and turns filter pushdown on; the JVM shim (:func:`shim_jar`, :func:`load_shim`) makes
+``.partitionBy()`` work.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from graveler.extras import require_extra
 
 require_extra("spark", package=__name__)
 
-from graveler import ClientSettings  # noqa: E402
+from graveler_spark.registration import (  # noqa: E402
+    FORMAT_NAME,
+    PUSHDOWN_SETTING,
+    activate,
+    load_shim,
+    register,
+    shim_jar,
+)
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
     from graveler_spark.datasource import GravelerDataSource
     from graveler_spark.gc import collect_garbage_spark
     from graveler_spark.native import native_write, read_native, write_native
-
-FORMAT_NAME = "graveler"
+    from graveler_spark.session import spark_session
+    from graveler_spark.storage import NamespaceNotShared
 
 _EXPORTS = {
     "GravelerDataSource": "graveler_spark.datasource",
@@ -40,58 +52,25 @@ _EXPORTS = {
     "native_write": "graveler_spark.native",
     "read_native": "graveler_spark.native",
     "write_native": "graveler_spark.native",
+    "spark_session": "graveler_spark.session",
+    "NamespaceNotShared": "graveler_spark.storage",
 }
 
 __all__ = [
     "FORMAT_NAME",
+    "PUSHDOWN_SETTING",
     "GravelerDataSource",
+    "NamespaceNotShared",
     "activate",
     "collect_garbage_spark",
+    "load_shim",
     "native_write",
     "read_native",
     "register",
+    "shim_jar",
+    "spark_session",
     "write_native",
 ]
-
-
-def register(
-    spark: SparkSession,
-    *,
-    home: str | None = None,
-    database_url: str | None = None,
-    store_options: Mapping[str, str] | None = None,
-) -> type[GravelerDataSource]:
-    """Register the ``graveler`` format on ``spark`` (replacing the automatic registration).
-
-    The given settings become defaults of every read and write (options still win); without
-    them the data source uses its options and then ``GRAVELER_HOME`` /
-    ``GRAVELER_DATABASE_URL`` from the environment of the Spark driver."""
-    from graveler_spark.datasource import GravelerDataSource
-
-    defaults = ClientSettings(
-        home=home, database_url=database_url, store_options=dict(store_options or {})
-    )
-    source: type[GravelerDataSource] = GravelerDataSource
-    if defaults != ClientSettings():
-        # A subclass per binding; cloudpickle ships it by value to Spark's Python workers.
-        source = type(
-            "GravelerDataSource",
-            (GravelerDataSource,),
-            {"defaults": defaults, "__qualname__": "GravelerDataSource.<bound>"},
-        )
-    spark.dataSource.register(source)
-    return source
-
-
-def activate(spark: SparkSession) -> None:
-    """Make ``spark`` the active session of the calling thread on the JVM side.
-
-    Spark resolves Python data sources for ``df.write.format(...)`` through the thread's active
-    session; in a thread that did not create the session there is none and the write fails
-    with ``DATA_SOURCE_NOT_FOUND``. Call this at the start of such a thread."""
-    jsession = getattr(spark, "_jsparkSession", None)
-    if jsession is not None:  # classic PySpark (Spark Connect has no JVM on the client)
-        spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(jsession)  # type: ignore[union-attr]
 
 
 def __getattr__(name: str) -> Any:

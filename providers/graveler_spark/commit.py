@@ -1,8 +1,12 @@
 """Driver side of a write job: stage every file in one transaction, or delete them all.
 
-``commit_job`` stages the files the tasks reported as one ``stage_entries`` call (one SQL
-transaction). In ``overwrite`` mode the same call also removes every object that was visible
-under the target prefix and is not rewritten. If staging fails, the job's files are deleted and
+A task's report is a claim, not a fact: ``commit_job`` first lists the job's prefix and checks
+that every reported file is there with the reported size, as the driver sees it. Where it is
+not (a ``file://`` namespace on disks the executors do not share), it raises
+:class:`~graveler_spark.storage.NamespaceNotShared`, stages nothing and deletes what it can
+see. It then stages the files as one ``stage_entries`` call (one SQL transaction). In
+``overwrite`` mode the same call also removes every object that was visible under the target
+prefix and is not rewritten. If staging fails, the job's files are deleted and
 the error propagates: nothing is staged, nothing is left. Files of failed task attempts (under
 the job's prefix but in no message) are deleted. Option ``commit_message`` then commits the
 branch; a commit failure leaves the entries staged (they are the user's data).
@@ -20,8 +24,9 @@ from typing import TYPE_CHECKING
 
 from graveler import Graveler, ObjectEntry
 from graveler.errors import NoChanges
-from graveler_spark.job import PARQUET_CONTENT_TYPE, WriteJob, WrittenFile
-from graveler_spark.storage import store_for
+from graveler_spark.job import WriteJob, WrittenFile
+from graveler_spark.storage import SHARED_FILESYSTEM, NamespaceNotShared, store_for
+from graveler_spark.tables import stage_table_write
 
 if TYPE_CHECKING:
     from graveler import Repository
@@ -51,13 +56,31 @@ def commit_job(job: WriteJob, files: Sequence[WrittenFile]) -> None:
     with Graveler(settings=job.settings) as gv:
         repo = gv.repository(job.target.repository)
         try:
+            verify_written(store, job, files)
             entries = [_entry(f, job.object_metadata) for f in files]
-            stage_files(repo, job.target.ref, job.target.path, entries, job.overwrite)
+            stage_table_write(repo, job.table_write(), entries)
         except BaseException:
             delete_job_files(store, job, files)
             raise
         _delete_strays(store, job, {f.address for f in files})
         commit_if_asked(repo, job.target.ref, job.commit_message, job.commit_metadata)
+
+
+def verify_written(store: ObjectStore, job: WriteJob, files: Sequence[WrittenFile]) -> None:
+    """Raise NamespaceNotShared unless every file in ``files`` is in the job's prefix with
+    the size its task reported, as this process sees the namespace (one listing)."""
+    seen = {info.key: info.size for info in store.list(job.scratch_prefix)}
+    wrong = [f for f in files if seen.get(f.address) != f.size]
+    if not wrong:
+        return
+    first = wrong[0]
+    found = seen.get(first.address)
+    raise NamespaceNotShared(
+        f"{len(wrong)} of {len(files)} file(s) the Spark tasks reported are not in "
+        f"{store.uri} as the driver sees it (e.g. {first.address}: {first.size} bytes "
+        f"reported, {'none' if found is None else f'{found} bytes'} found); nothing was "
+        f"staged: {SHARED_FILESYSTEM}"
+    )
 
 
 def commit_if_asked(
@@ -104,6 +127,6 @@ def _entry(f: WrittenFile, metadata: Mapping[str, str]) -> ObjectEntry:
         size=f.size,
         checksum=f.checksum,
         mtime=f.mtime,
-        content_type=PARQUET_CONTENT_TYPE,
+        content_type=f.content_type,
         metadata=dict(metadata),
     )

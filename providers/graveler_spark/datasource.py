@@ -3,21 +3,37 @@
     spark.read.format("graveler").load("graveler://lake/main/tables/events")
     df.write.format("graveler").mode("append").save("graveler://lake/etl-42/tables/events")
 
-Read options: ``format`` (parquet | csv | json), ``mergeSchema``, ``split_bytes``,
-``batch_rows``, ``header`` / ``delimiter`` (CSV). Write options: ``commit_message``,
-``commit_metadata`` (a JSON object of strings), ``object_metadata`` (a JSON object of
-strings set as user metadata on every object written), ``compression`` (Parquet codec, default
-snappy), ``max_records_per_file``. Connection options (``database_url``, ``home``,
-``store.*``) are described in :mod:`graveler_spark.options`.
+Read options: ``format`` (parquet | csv | json), ``mergeSchema``, ``basePath``,
+``split_bytes``, ``batch_rows``, ``header`` / ``delimiter`` (CSV). Write options: ``format``
+(parquet | csv | json), ``partitionBy`` (comma-separated columns; what ``.partitionBy()``
+sets when the JVM shim is loaded), ``partitionOverwriteMode`` (static | dynamic),
+``commit_message``, ``commit_metadata`` (a JSON object of strings), ``object_metadata`` (a JSON
+object of strings set as user metadata on every object written), ``compression`` (Parquet
+codec, default snappy), ``max_records_per_file``, ``header`` / ``delimiter`` (CSV).
+Connection options (``database_url``, ``home``, ``store.*``) are described in
+:mod:`graveler_spark.options`.
+
+Filter pushdown: Spark (4.1+) sends filters to a Python data source only when
+``spark.sql.python.filterPushdown.enabled`` is true, and fails every read of a source whose
+reader implements ``pushFilters`` while it is false. So the reader takes filters only when the
+setting is known to be on: :func:`graveler_spark.register` turns the setting on and binds
+``pushdown = True`` on the class it registers (registrations are per session); otherwise the
+JVM shim, when loaded, passes the session's value as the option ``__pushdown``. The option
+``filterPushdown`` overrides both.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 
 from graveler import ClientSettings, Graveler
 from graveler.errors import BranchNotFound, InvalidArgument, ProtectedBranch
@@ -27,10 +43,12 @@ from graveler_spark.options import Target, client_settings, flag, integer, parse
 from graveler_spark.reader import (
     DEFAULT_SPLIT_BYTES,
     GravelerReader,
-    Snapshot,
+    PushdownReader,
     infer_schema,
-    take_snapshot,
 )
+from graveler_spark.snapshot import Snapshot, take_snapshot
+from graveler_spark.storage import announce, store_for
+from graveler_spark.write_options import write_options
 from graveler_spark.writer import GravelerWriter
 
 if TYPE_CHECKING:
@@ -48,7 +66,9 @@ class GravelerDataSource(DataSource):
     given to a read or write win over them."""
 
     defaults: ClassVar[ClientSettings] = ClientSettings()
+    pushdown: ClassVar[bool] = False  # register() binds True after turning Spark's setting on
     _pinned: Snapshot | None = None  # set by the first schema() / reader() call
+    _inferred = False  # schema() ran: the read's schema came from the files
 
     @classmethod
     def name(cls) -> str:
@@ -57,25 +77,42 @@ class GravelerDataSource(DataSource):
     # --- reading --------------------------------------------------------------------------------
 
     def schema(self) -> StructType:
-        """Inferred from the first object's Parquet footer (or CSV / JSON contents)."""
+        """Inferred from the first object's Parquet footer (or CSV / JSON contents), all
+        fields nullable, then the partition columns discovered from the keys."""
         from pyspark.sql.pandas.types import from_arrow_schema
 
         snapshot = self._snapshot()
         target = self._target()
         merge = flag(self.options, "mergeSchema", False)
         arrow = infer_schema(snapshot, self._format(), self._store_options(), merge, target.uri)
+        self._inferred = True
         return from_arrow_schema(arrow, prefer_timestamp_ntz=True)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         split = integer(self.options, "split_bytes", DEFAULT_SPLIT_BYTES, minimum=1)
-        return GravelerReader(
-            self._snapshot(), schema, self._format(), self._store_options(), split
-        )
+        kind = PushdownReader if self._pushdown() else GravelerReader
+        reader = kind(self._snapshot(), schema, self._format(), self._store_options(), split)
+        reader.strict = self._inferred
+        reader.prefetch = flag(self.options, "prefetch", True)
+        parallelism = self.options.get("parallelism") or self.options.get("__parallelism")
+        if parallelism:
+            reader.parallelism = integer({"parallelism": parallelism}, "parallelism", 1, 1)
+        return reader
+
+    def _pushdown(self) -> bool:
+        """Whether Spark will call ``pushFilters`` (see the module docstring)."""
+        if "filterPushdown" in self.options:
+            return flag(self.options, "filterPushdown", False)
+        if type(self).pushdown:  # register() turned the setting on for this session
+            return True
+        return flag(self.options, "__pushdown", False)
 
     def _snapshot(self) -> Snapshot:
         """Resolved once per DataFrame: ``schema()`` and ``reader()`` see the same objects."""
         if self._pinned is None:
-            self._pinned = take_snapshot(self._settings(), self._target())
+            infer = flag(self.options, "partitionColumnTypeInference", True)
+            base = self.options.get("basePath") or None
+            self._pinned = take_snapshot(self._settings(), self._target(), base, infer)
         return self._pinned
 
     def _format(self) -> ReadFormat:
@@ -84,18 +121,13 @@ class GravelerDataSource(DataSource):
     # --- writing --------------------------------------------------------------------------------
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        """Checks the target branch before any executor writes a byte."""
+        """Checks the target branch and the options before any executor writes a byte."""
         target = self._target()
-        fmt = (self.options.get("format") or "parquet").lower()
-        if fmt != "parquet":
-            raise InvalidArgument(
-                f"the graveler data source writes Parquet; for {fmt!r} use "
-                "graveler_spark.write_native(df, uri, format=...)"
-            )
         if overwrite and not target.path:
             raise InvalidArgument(
                 f"overwrite needs a path prefix to replace ({target.uri} names a whole branch)"
             )
+        job_options = write_options(self.options, schema)
         settings = self._settings()
         with Graveler(settings=settings) as gv:
             repo = gv.repository(target.repository)
@@ -105,10 +137,17 @@ class GravelerDataSource(DataSource):
                     f"branch {target.ref!r} is protected: write to another branch and merge"
                 )
             namespace = repo.info.storage_namespace
-        return GravelerWriter(self._job(settings, target, namespace, overwrite))
+        job = self._job(settings, target, namespace, overwrite, job_options)
+        announce(store_for(namespace, settings.store_options), job.scratch_prefix)
+        return GravelerWriter(job)
 
     def _job(
-        self, settings: ClientSettings, target: Target, namespace: str, overwrite: bool
+        self,
+        settings: ClientSettings,
+        target: Target,
+        namespace: str,
+        overwrite: bool,
+        extra: dict[str, Any],
     ) -> WriteJob:
         return WriteJob(
             job_id=new_job_id(),
@@ -121,7 +160,22 @@ class GravelerDataSource(DataSource):
             commit_message=self.options.get("commit_message") or None,
             commit_metadata=_metadata(self.options, "commit_metadata"),
             object_metadata=_metadata(self.options, "object_metadata"),
+            **extra,
         )
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        """``writeStream.format("graveler")``: one commit per micro-batch, exactly once on
+        restart from a checkpoint (see :mod:`graveler_spark.streaming`)."""
+        from graveler_spark.streaming import GravelerStreamWriter
+
+        batch = self.writer(schema, overwrite)
+        assert isinstance(batch, GravelerWriter)
+        stream_id = (
+            self.options.get("stream_id")
+            or self.options.get("checkpointLocation")
+            or self._target().uri
+        )
+        return GravelerStreamWriter(batch.job, stream_id)
 
     # --- shared ---------------------------------------------------------------------------------
 

@@ -93,19 +93,59 @@ class ReadFormat:
         return pjson.read_json(source, parse_options=parse)
 
 
-def conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
-    """``batch`` with exactly ``target``'s columns, order and types (missing columns are
-    null), which is what Spark checks a data source's Arrow batches against."""
+def conform(
+    batch: pa.RecordBatch,
+    target: pa.Schema,
+    constants: Mapping[str, tuple[Any, pa.DataType]] | None = None,
+    strict: str | None = None,
+) -> pa.RecordBatch:
+    """``batch`` with exactly ``target``'s columns, order and types, which is what Spark checks
+    a data source's Arrow batches against: missing columns are null, ``constants`` (name ->
+    (value, type), the partition values) fill their columns. With ``strict`` (the file's
+    path), a column is converted only where Spark's Parquet reader would widen it
+    (:func:`graveler_spark.schema.readable_as`); otherwise SchemaConflict."""
     import pyarrow as pa
 
-    if batch.schema.equals(target):
+    if not constants and batch.schema.equals(target):
         return batch
     columns = []
     for f in target:
+        if constants and f.name in constants:
+            columns.append(_constant(constants[f.name], f.type, batch.num_rows))
+            continue
         index = batch.schema.get_field_index(f.name)
         column = batch.column(index) if index >= 0 else pa.nulls(batch.num_rows, f.type)
-        columns.append(column if column.type == f.type else column.cast(f.type))
+        if column.type != f.type:
+            if strict is not None:
+                _check_readable(column.type, f, strict)
+            column = column.cast(f.type)
+        columns.append(column)
     return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+def _constant(value: tuple[Any, pa.DataType], kind: pa.DataType, rows: int) -> pa.Array:
+    """``rows`` copies of a partition value, converted to the read's type for the column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    raw, raw_type = value
+    if raw is None:
+        return pa.nulls(rows, kind)
+    scalar = pa.scalar(raw, raw_type)
+    if raw_type != kind:
+        scalar = scalar.cast(kind)
+    return pc.fill_null(pa.nulls(rows, kind), scalar)
+
+
+def _check_readable(found: pa.DataType, field: pa.Field, path: str) -> None:
+    from graveler_spark.schema import SchemaConflict, readable_as
+
+    if not readable_as(found, field.type):
+        raise SchemaConflict(
+            f"column {field.name!r} is {found} in {path!r} but {field.type} in the read's "
+            "schema (inferred from another file); read with mergeSchema to see the conflict, "
+            "or pass .schema(...) to convert"
+        )
 
 
 def row_group_splits(source: Any, split_bytes: int) -> list[tuple[int, ...]]:

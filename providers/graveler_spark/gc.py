@@ -13,13 +13,13 @@ The driver prepares the same :class:`graveler.gc.GCPlan` as the single-process c
 
 It selects exactly what :func:`graveler.gc.collect_garbage` selects (tests hold both to one
 model). Namespaces must be reachable from executors: ``file://`` (local mode or a shared
-filesystem) or ``s3://``.
+filesystem) or ``s3://``. Executors get the repository's client settings (store endpoint,
+region, credentials the driver was given) with their closures, never from their own
+environment; with no credentials given they use their own AWS chain.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -39,6 +39,7 @@ from graveler.gc import (
     no_progress,
     prepare,
     range_addresses,
+    record_expired,
     report,
 )
 from graveler.objectstore import ObjectInfo
@@ -75,6 +76,7 @@ def collect_garbage_spark(
     marks.objects.unpersist()
     selected = tuple(sorted((_info(row) for row in rows), key=lambda o: o.key))
     if not dry_run and selected:
+        record_expired(repo.store, plan.expired)  # for fsck, before anything goes
         _sweep(spark, plan.namespace, options, [o.key for o in selected])
         progress("sweep", len(selected), len(selected))
     return _report(plan, marks, listing, selected, dry_run)
@@ -99,20 +101,32 @@ def _report(
     )
 
 
-def spark_session(master: str | None = None) -> SparkSession:
-    """The active Spark session, or a new one on ``master`` (default ``GRAVELER_SPARK_MASTER``,
-    else ``local[*]``) whose Python workers run this interpreter."""
-    from pyspark.sql import SparkSession
+def collect_garbage_cli(
+    repository: str,
+    rules: RetentionRules,
+    *,
+    home: str | None,
+    database_url: str | None,
+    master: str | None,
+    grace: timedelta = DEFAULT_GRACE,
+    dry_run: bool = False,
+    progress: Progress = no_progress,
+) -> GCReport:
+    """What ``graveler gc --spark`` runs: a session on ``master`` (else Spark's own
+    ``spark.master``, as under ``spark-submit``, else ``local[*]``), then
+    :func:`collect_garbage_spark` with a client whose settings are the command's over Spark's
+    S3A keys over the environment; the executors get those settings."""
+    from graveler import Graveler
+    from graveler_spark.session import spark_session
+    from graveler_spark.settings import spark_settings
 
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName("graveler-gc")
-    builder = builder.master(master or os.environ.get("GRAVELER_SPARK_MASTER") or "local[*]")
-    session = builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")  # our progress lines, not Spark's warnings
-    return session
+    spark = spark_session(master, app_name="graveler-gc", register=False, log_level="ERROR")
+    settings = spark_settings(spark)
+    with Graveler(home=home, database_url=database_url, settings=settings) as gv:
+        repo = gv.repository(repository)
+        return collect_garbage_spark(
+            spark, repo, rules, grace=grace, dry_run=dry_run, progress=progress
+        )
 
 
 @dataclass(frozen=True)

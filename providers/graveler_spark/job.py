@@ -13,8 +13,10 @@ from datetime import datetime
 
 from graveler import DATA_PREFIX, ClientSettings
 from graveler_spark.options import Target
+from graveler_spark.tables import TableWrite
 
 PARQUET_CONTENT_TYPE = "application/vnd.apache.parquet"
+CONTENT_TYPES = {"parquet": PARQUET_CONTENT_TYPE, "csv": "text/csv", "json": "application/x-ndjson"}
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,23 @@ class WriteJob:
     commit_message: str | None = None
     commit_metadata: Mapping[str, str] = field(default_factory=dict)
     object_metadata: Mapping[str, str] = field(default_factory=dict)  # on every file written
+    partition_by: tuple[str, ...] = ()  # Hive-style partition columns, in directory order
+    dynamic: bool = False  # partitionOverwriteMode=dynamic: replace only partitions written
+    format: str = "parquet"  # parquet | csv | json (JSON lines)
+    header: bool = True  # CSV: write a header line
+    delimiter: str = ","  # CSV
+
+    def table_write(self) -> TableWrite:
+        """How the driver stages this job's files (see :mod:`graveler_spark.tables`)."""
+        return TableWrite(
+            branch=self.target.ref,
+            prefix=self.target.path,
+            job_id=self.job_id,
+            overwrite=self.overwrite,
+            dynamic=self.dynamic,
+            partitioned=bool(self.partition_by),
+            metadata=dict(self.object_metadata),
+        )
 
     @property
     def scratch_prefix(self) -> str:
@@ -45,6 +64,7 @@ class WrittenFile:
     size: int
     checksum: str  # hex SHA-256
     mtime: datetime
+    content_type: str = PARQUET_CONTENT_TYPE
 
 
 def new_job_id() -> str:

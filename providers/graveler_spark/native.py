@@ -5,14 +5,21 @@
     df = read_native(spark, "graveler://lake/v1/exports/daily", format="csv")
 
 Spark writes into ``data/<jj>/<job-id>/`` of the repository's (local) storage namespace, so the
-files already sit where graveler keeps objects. Every produced file except Spark's markers
-(``_SUCCESS``, ``*.crc``, names starting with ``_`` or ``.``) is then linked under the target
-prefix, keeping its relative path (``day=2024-01-01/part-...csv``), in one transaction. If the
+files already sit where graveler keeps objects. Every produced file except Spark's own markers
+(``_SUCCESS``, ``*.crc``, hidden names) is then linked under the target prefix, keeping its
+relative path (``day=2024-01-01/part-...csv``, ``_delta_log/00000000000000000000.json``), in one
+transaction, with the table markers and removals of :mod:`graveler_spark.tables`. If the
 Spark job or the staging fails, the scratch directory is removed and nothing is staged.
 
+Before staging, the driver compares what it sees with what Spark says its tasks wrote (see
+:mod:`graveler_spark.metrics`): a write that produced no file the driver can see, or fewer
+than Spark counted, is an error (a ``file://`` namespace on disks the executors do not share),
+never an empty success. Every path handed to Spark is a ``file://`` URI, so ``fs.defaultFS``
+cannot send it elsewhere.
+
 ``read_native`` resolves and lists the ref once on the driver (a tag or commit pins the files,
-which are write-once) and hands the physical paths to Spark's reader: Spark's vectorized
-Parquet reader at full speed, but no partition discovery from the logical directory names.
+which are write-once) and hands the physical paths to Spark's reader, one load per partition
+with the partition values added as typed literals (so a filter on them prunes whole loads).
 """
 
 from __future__ import annotations
@@ -20,14 +27,21 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import reduce
 from typing import TYPE_CHECKING
 
 from graveler import Graveler, ObjectEntry
 from graveler.errors import InvalidArgument, ObjectNotFound, ProtectedBranch
-from graveler_spark.commit import commit_if_asked, stage_files
+from graveler_spark.commit import commit_if_asked
 from graveler_spark.job import new_job_id, scratch_prefix
+from graveler_spark.metrics import described, files_written
 from graveler_spark.options import Target, parse_target
-from graveler_spark.reader import snapshot_of
+from graveler_spark.settings import spark_settings
+from graveler_spark.snapshot import Snapshot, snapshot_of
+from graveler_spark.storage import SHARED_FILESYSTEM, NamespaceNotShared
+from graveler_spark.tables import TableWrite, stage_table_write
+
+SPARK_MARKERS = frozenset({"_SUCCESS", "_temporary"})
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -36,6 +50,7 @@ if TYPE_CHECKING:
     from graveler.objectstore import ObjectStore
 
 MODES = ("append", "overwrite")
+OVERWRITE_SETTING = "spark.sql.sources.partitionOverwriteMode"
 
 
 def write_native(
@@ -46,42 +61,81 @@ def write_native(
     mode: str = "append",
     options: Mapping[str, str] | None = None,
     partition_by: Sequence[str] = (),
+    partition_overwrite_mode: str | None = None,
     commit_message: str | None = None,
     commit_metadata: Mapping[str, str] | None = None,
     client: Graveler | None = None,
 ) -> list[ObjectEntry]:
     """Write ``df`` with Spark's own ``format`` writer and stage the files under ``uri``
-    (``graveler://repo/branch/prefix``); returns the staged entries."""
+    (``graveler://repo/branch/prefix``); returns the staged entries. ``partition_by`` writes
+    Hive-style directories; with ``mode="overwrite"``, ``partition_overwrite_mode="dynamic"``
+    (default: the option ``partitionOverwriteMode``, else the session's
+    ``spark.sql.sources.partitionOverwriteMode``) replaces only the partitions written.
+    ``client`` defaults to one configured from Spark's S3A keys over the driver's environment.
+    Raises NamespaceNotShared when the driver does not see every file Spark wrote."""
+    spark = df.sparkSession
+    opts = dict(options or {})
+    dynamic_mode = (
+        partition_overwrite_mode
+        or opts.pop("partitionOverwriteMode", None)
+        or spark.conf.get(OVERWRITE_SETTING, "static")
+    )
 
-    def run(directory: str) -> None:
-        writer = df.write.format(format).options(**dict(options or {})).mode("errorifexists")
+    def run(directory: str) -> int | None:
+        writer = df.write.format(format).options(**opts).mode("errorifexists")
         if partition_by:
             writer = writer.partitionBy(*partition_by)
-        writer.save(directory)
+        description = f"graveler write_native {directory}"
+        with described(spark, description):
+            writer.save(spark_path(directory))
+        return files_written(spark, description)
 
-    return native_write(
-        uri,
-        run,
-        mode=mode,
-        commit_message=commit_message,
-        commit_metadata=commit_metadata,
-        client=client,
-    )
+    gv = client or Graveler(settings=spark_settings(spark))
+    try:
+        return native_write(
+            uri,
+            run,
+            mode=mode,
+            partitioned=bool(partition_by),
+            dynamic=str(dynamic_mode).lower() == "dynamic",
+            commit_message=commit_message,
+            commit_metadata=commit_metadata,
+            client=gv,
+        )
+    finally:
+        if client is None:
+            gv.close()
+
+
+def spark_path(path: str) -> str:
+    """``path`` (absolute, local) as the fully qualified URI Spark's readers and writers get,
+    so ``fs.defaultFS`` has no say (``/a b/c`` -> ``file:///a b/c``, as Hadoop parses it)."""
+    if not os.path.isabs(path):
+        raise InvalidArgument(f"expected an absolute local path, got {path!r}")
+    return "file://" + path
 
 
 def native_write(
     uri: str,
-    write: Callable[[str], None],
+    write: Callable[[str], int | None],
     *,
     mode: str = "append",
+    partitioned: bool = False,
+    dynamic: bool = False,
     commit_message: str | None = None,
     commit_metadata: Mapping[str, str] | None = None,
     client: Graveler | None = None,
 ) -> list[ObjectEntry]:
-    """Call ``write(directory)`` (any code that writes files there, usually a Spark writer),
-    then stage the files under ``uri`` in one transaction. ``mode="overwrite"`` also removes
-    every other object under the prefix in that transaction. ``client`` defaults to a
-    :class:`graveler.Graveler` configured from the environment."""
+    """Call ``write(directory)`` (any code that writes files into that local directory;
+    hand Spark ``spark_path(directory)``), then stage the files under ``uri`` in one
+    transaction. ``write`` may return how many data files it wrote; the driver then checks
+    it sees that many. Writing nothing the driver can see raises NamespaceNotShared.
+    ``mode="overwrite"`` also removes
+    every other object under the prefix in that transaction (only under the partition
+    directories written, with ``partitioned`` and ``dynamic``), and stages the table markers
+    of :mod:`graveler_spark.tables`. Symlinks in the directory (a :func:`local_view` of what
+    is there already) are not staged. ``client`` defaults to a :class:`graveler.Graveler`
+    configured from the environment."""
     if mode not in MODES:
         raise InvalidArgument(f"mode must be one of {MODES}, got {mode!r}")
     target = parse_target({"path": uri})
@@ -92,7 +146,11 @@ def native_write(
         repo = gv.repository(target.repository)
         if repo.branch(target.ref).protected:
             raise ProtectedBranch(f"branch {target.ref!r} is protected: write elsewhere, merge")
-        entries = _write_and_stage(repo, target, write, mode == "overwrite")
+        job_id = new_job_id()
+        table = TableWrite(
+            target.ref, target.path, job_id, mode == "overwrite", dynamic, partitioned
+        )
+        entries = _write_and_stage(repo, target, write, table)
         commit_if_asked(repo, target.ref, commit_message, commit_metadata)
         return entries
     finally:
@@ -101,24 +159,38 @@ def native_write(
 
 
 def _write_and_stage(
-    repo: Repository, target: Target, write: Callable[[str], None], overwrite: bool
+    repo: Repository, target: Target, write: Callable[[str], int | None], table: TableWrite
 ) -> list[ObjectEntry]:
     """Run ``write`` into a fresh scratch directory and stage what it produced; on any
     failure remove the directory, so nothing is left and nothing is staged."""
-    scratch = scratch_prefix(new_job_id()).rstrip("/")
+    scratch = scratch_prefix(table.job_id).rstrip("/")
     directory = _local_path(repo.store, scratch, target.uri)
     try:
-        write(directory)
-        entries = [
-            repo.make_linked_entry(target.key(rel), f"{scratch}/{rel}")
-            for rel in produced_files(directory)
-        ]
-        stage_files(repo, target.ref, target.path, entries, overwrite)
+        reported = write(directory)
+        produced = list(produced_files(directory))
+        _check_produced(directory, produced, reported)
+        entries = [repo.make_linked_entry(target.key(rel), f"{scratch}/{rel}") for rel in produced]
+        stage_table_write(repo, table, entries)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
-    _remove_markers(directory)
+    _remove_unlinked(directory)
     return entries
+
+
+def _check_produced(directory: str, produced: list[str], reported: int | None) -> None:
+    """Raise NamespaceNotShared unless the driver sees the files the write produced."""
+    where = spark_path(directory)
+    if reported is not None and reported != len(produced):
+        raise NamespaceNotShared(
+            f"Spark wrote {reported} data file(s) but the driver sees {len(produced)} in "
+            f"{where}; nothing was staged: {SHARED_FILESYSTEM}"
+        )
+    if not produced:
+        raise NamespaceNotShared(
+            f"the write finished but the driver sees no data file in {where}, so nothing "
+            f"was staged (a Spark write always produces at least one): {SHARED_FILESYSTEM}"
+        )
 
 
 def read_native(
@@ -130,47 +202,103 @@ def read_native(
     client: Graveler | None = None,
 ) -> DataFrame:
     """The objects at ``uri`` (``graveler://repo/ref/path``, an object or a prefix) read by
-    Spark's ``format`` reader from their physical files. Raises ObjectNotFound when there are
-    none, InvalidArgument for a namespace that is not local."""
+    Spark's ``format`` reader from their physical files, with the partition columns
+    discovered from the logical keys (below the option ``basePath`` when given), typed as
+    Spark infers them (files handed over as ``file://`` URIs). Raises ObjectNotFound when
+    there are none, InvalidArgument for a namespace that is not local. ``client`` defaults to
+    one configured from Spark's S3A keys over the environment."""
+    opts = dict(options or {})
+    base = opts.pop("basePath", None)
     target = parse_target({"path": uri})
-    gv = client or Graveler()
+    gv = client or Graveler(settings=spark_settings(spark))
     try:
         repo = gv.repository(target.repository)
-        files = snapshot_of(repo, target).files
-        paths = [_local_path(repo.store, f.address, uri) for f in files]
+        snapshot = snapshot_of(repo, target, base)
+        groups: dict[tuple[object, ...], list[str]] = {}
+        for f in snapshot.files:
+            path = spark_path(_local_path(repo.store, f.address, uri))
+            groups.setdefault(f.values, []).append(path)
     finally:
         if client is None:
             gv.close()
-    if not paths:
+    if not groups:
         raise ObjectNotFound(f"no objects at {uri}")
-    return spark.read.format(format).options(**dict(options or {})).load(paths)
+    reader = spark.read.format(format).options(**opts)
+    frames = [
+        _with_partition_values(reader.load(paths), snapshot, values)
+        for values, paths in groups.items()
+    ]
+    return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+
+
+def _with_partition_values(
+    df: DataFrame, snapshot: Snapshot, values: tuple[object, ...]
+) -> DataFrame:
+    """``df`` (the files of one partition) with the partition columns as typed literals."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    for name, value, kind in zip(
+        snapshot.partition_columns, values, snapshot.partition_types, strict=True
+    ):
+        df = df.withColumn(name, F.lit(value).cast(from_arrow_type(kind)))
+    return df
+
+
+def local_view(repo: Repository, ref: str, prefix: str, directory: str) -> int:
+    """Lay the objects under ``prefix`` at ``ref`` out in ``directory`` as symlinks to their
+    physical files (local namespaces), keeping their relative paths; returns how many. Tools
+    that read or extend a table in place (``deltalake`` appending to ``_delta_log/``) work on
+    the view; :func:`native_write` does not stage the symlinks back."""
+    resolved = repo.resolve(ref)
+    pinned = ref if resolved.branch is not None else resolved.commit.id
+    under = f"{prefix.strip('/')}/" if prefix.strip("/") else ""
+    count = 0
+    for e in repo.iter_objects(pinned, under):
+        link = os.path.join(directory, e.path[len(under) :])
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink(_local_path(repo.store, e.physical_address, e.path), link)
+        count += 1
+    return count
 
 
 def produced_files(directory: str) -> Iterator[str]:
-    """Relative paths of the data files under ``directory``, sorted, without Spark's markers."""
+    """Relative paths of the data files under ``directory``, sorted: every regular file
+    except Spark's own markers (``_SUCCESS``, ``*.crc``, hidden names, ``_temporary/``).
+    Other names starting with ``_`` are data (a Delta table's ``_delta_log/``)."""
     found: list[str] = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = [d for d in dirs if not _marker(d)]
         rel_root = os.path.relpath(root, directory)
         for name in files:
-            if not _marker(name):
+            if not _marker(name) and not os.path.islink(os.path.join(root, name)):
                 found.append(name if rel_root == "." else f"{rel_root}/{name}")
     return iter(sorted(found))
 
 
 def _marker(name: str) -> bool:
-    return name.startswith(("_", ".")) or name.endswith(".crc")
+    """Spark's marker files and directories (never data)."""
+    return (
+        name.startswith(".")
+        or name.endswith(".crc")
+        or name in SPARK_MARKERS
+        or name.startswith(("_committed_", "_started_"))
+    )
 
 
-def _remove_markers(directory: str) -> None:
-    """Delete what was not linked (``_SUCCESS``, ``.crc``): nothing references it."""
+def _remove_unlinked(directory: str) -> None:
+    """Delete what was not linked (``_SUCCESS``, ``.crc``, a view's symlinks): nothing
+    references it."""
     for root, dirs, files in os.walk(directory, topdown=False):
         for name in files:
-            if _marker(name) or _marker(os.path.basename(root)):
-                os.unlink(os.path.join(root, name))
+            path = os.path.join(root, name)
+            if os.path.islink(path) or _marker(name) or _marker(os.path.basename(root)):
+                os.unlink(path)
         for name in dirs:
             path = os.path.join(root, name)
-            if not os.listdir(path):
+            if os.path.islink(path):
+                os.unlink(path)
+            elif not os.listdir(path):
                 os.rmdir(path)
 
 

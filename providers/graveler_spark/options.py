@@ -12,8 +12,9 @@ Spark hands a data source its options as a case-insensitive map of strings. Reco
 
 The data source's planning, ``commit()`` and ``abort()`` run in Python processes that Spark
 starts for the driver, not in the user's interpreter: settings reach them only through these
-options, the environment of the Spark driver, or defaults bound by
-:func:`graveler_spark.register`.
+options, defaults bound by :func:`graveler_spark.register` (which include Spark's S3A keys),
+or the environment the Spark driver was started with. :mod:`graveler_spark.settings` says
+which wins and how the result reaches the executors.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from dataclasses import dataclass
 from graveler import ClientSettings
 from graveler import uri as uris
 from graveler.errors import InvalidArgument, InvalidURI
+from graveler_spark.settings import resolve
 
 
 def client_settings(options: Mapping[str, str], defaults: ClientSettings) -> ClientSettings:
-    """The client settings of one read or write: its options (the keys of
-    :mod:`graveler.config`, ``store.<name>`` included) over ``defaults`` (from ``register``).
-    What stays unset falls back to the environment when a client opens."""
-    return ClientSettings.from_mapping(options).over(defaults)
+    """The effective client settings of one read or write, as the driver resolves them: its
+    options (the keys of :mod:`graveler.config`, ``store.<name>`` included) over ``defaults``
+    (from ``register``) over the driver's environment. Executors get exactly these."""
+    return resolve(options, defaults)
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,15 @@
 """The provider's registration, connection settings, asset scheme and DAG wiring.
 
-These run in the pytest process (importing ``airflow.sdk`` only); what needs Airflow's
-ProvidersManager or metadata database runs in a worker or goes through the ``airflow`` CLI.
+These run in the pytest process (importing ``airflow.sdk`` only); what Airflow itself
+discovers is checked in the real deployment (its components' environment, its database).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -19,7 +21,7 @@ from graveler_airflow.hooks.graveler import GravelerHook, settings_from_connecti
 from graveler.errors import InvalidArgument, InvalidURI
 from graveler.refs.migrate import head_revision
 from graveler.validate import branch_name
-from tests.airflow.harness import AirflowEnv, Workers, provider_view
+from tests.airflow.deployment import Deployment
 
 AIRFLOW_PACKAGE = Path(__import__("airflow").__file__).parent
 
@@ -43,25 +45,74 @@ def test_provider_info_validates_against_airflows_schemas() -> None:
     assert info["package-name"] == "graveler"
 
 
-def test_airflow_discovers_the_provider_through_its_entry_point(workers: Workers) -> None:
-    view = workers.call(provider_view)
+PROVIDER_VIEW = textwrap.dedent(
+    """
+    import json
+    from airflow.providers_manager import ProvidersManager
+    from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
+
+    core, runtime = ProvidersManager(), ProvidersManagerTaskRuntime()
+    hook = runtime.hooks.get("graveler")
+    print(json.dumps({
+        "providers": sorted(core.providers),
+        "hook": hook.hook_class_name if hook else None,
+        "hook_name": hook.hook_name if hook else None,
+        "connection_testable": hook.connection_testable if hook else None,
+        "asset_schemes": sorted(runtime.asset_uri_handlers),
+        "asset_factories": sorted(runtime.asset_factories),
+        "filesystems": sorted(runtime.filesystem_module_names),
+        "db_managers": list(core.db_managers),
+        "widgets": sorted(k for k in core.connection_form_widgets if "__graveler__" in k),
+        "behaviour": core.field_behaviours.get("graveler"),
+        "triggers": sorted(
+            m for t in core.trigger if t.package_name == "graveler" for m in [t.trigger_class_name]
+        ),
+    }))
+    """
+)
+
+
+def test_airflow_discovers_the_provider_through_its_entry_point(deployment: Deployment) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROVIDER_VIEW],
+        env=deployment.env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    view = json.loads(done.stdout.strip().splitlines()[-1])
     assert "graveler" in view["providers"]
     assert view["hook"] == "graveler_airflow.hooks.graveler.GravelerHook"
     assert view["hook_name"] == "Graveler" and view["connection_testable"]
     assert "graveler" in view["asset_schemes"] and "graveler" in view["asset_factories"]
+    assert view["filesystems"] == ["graveler_airflow.fs.graveler"]
     assert view["db_managers"] == ["graveler_airflow.db_manager.GravelerDBManager"]
     assert "extra__graveler__database_url" in view["widgets"]
     assert view["behaviour"]["relabeling"]["password"] == "Database password"
-    assert view["triggers"] == ["graveler_airflow.triggers.graveler"]
+    assert view["triggers"] == [
+        "graveler_airflow.triggers.events",
+        "graveler_airflow.triggers.graveler",
+    ]
+    listed = {p["package_name"] for p in deployment.get("/api/v2/providers")["providers"]}
+    assert "graveler" in listed  # what the running api-server shows
 
 
-def test_airflow_db_migrate_creates_graveler_tables(airflow_env: AirflowEnv) -> None:
-    with sqlite3.connect(airflow_env.metadata_db) as db:
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        version = db.execute("SELECT version_num FROM graveler_alembic_version").fetchone()
+def test_airflow_db_migrate_creates_graveler_tables_in_its_postgres_database(
+    deployment: Deployment,
+) -> None:
+    from sqlalchemy import create_engine, inspect, text
+
+    engine = create_engine(deployment.database_url)
+    try:
+        tables = set(inspect(engine).get_table_names())
+        with engine.connect() as conn:
+            version = conn.execute(text("SELECT version_num FROM graveler_alembic_version")).all()
+    finally:
+        engine.dispose()
     assert {"graveler_branches", "graveler_commits", "graveler_staged_entries"} <= tables
     assert "dag_run" in tables  # Airflow's own, in the same database
-    assert version == (head_revision(),)
+    assert [tuple(v) for v in version] == [(head_revision(),)]
 
 
 @pytest.mark.postgres
@@ -157,7 +208,26 @@ def test_asset_uri_handler_and_factory() -> None:
     assert Asset("graveler://lake/main//clean/weather/").uri == "graveler://lake/main/clean/weather"
 
 
-def test_merge_asset_paths_cover_every_level_and_respect_the_limit(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("path", "table"),
+    [
+        ("tables/daily/date=2024-01-01/part-0.parquet", "tables/daily"),
+        ("tables/daily/_delta_log/00001.json", "tables/daily"),
+        ("tables/daily/.hidden/x", "tables/daily"),
+        ("clean/weather/part-0.parquet", "clean/weather"),
+        ("raw/events.csv", "raw"),
+        ("top.csv", ""),
+        ("date=2024-01-01/x.parquet", ""),
+    ],
+)
+def test_table_path(path: str, table: str) -> None:
+    from graveler_airflow.assets.graveler import table_path
+
+    assert table_path(path) == table
+
+
+def test_merge_changes_are_table_level_by_default(tmp_path: Path) -> None:
+    """25 runs of a partitioned table change one asset, not one per directory level."""
     from graveler_airflow.assets.graveler import merge_changes
 
     from graveler.client import Graveler
@@ -165,21 +235,25 @@ def test_merge_asset_paths_cover_every_level_and_respect_the_limit(tmp_path: Pat
     with Graveler(home=tmp_path) as gv:
         repo = gv.create_repository("lake")
         base = repo.resolve("main").commit.id
-        for path in ("clean/weather/p0.parquet", "clean/weather/p1.parquet", "raw/w.csv"):
-            repo.put("main", path, path.encode())
+        for day in range(1, 26):
+            repo.put("main", f"tables/t/date=2024-01-{day:02}/part-0.parquet", b"p")
+        repo.put("main", "raw/w.csv", b"w")
+        repo.put("main", "top.csv", b"t")
         head = repo.commit("main", "data").id
         changes = merge_changes(repo, "main", base, head)
-        assert [(c.uri.split("/main", 1)[1], c.extra["changes"]) for c in changes] == [
-            ("", 3),
-            ("/clean", 2),
-            ("/raw", 1),
-            ("/clean/weather", 2),
+        assert [(c.uri, c.extra["changes"]) for c in changes] == [
+            ("graveler://lake/main", 1),
+            ("graveler://lake/main/raw", 1),
+            ("graveler://lake/main/tables/t", 25),
         ]
         assert changes[0].extra["commit_id"] == head
         assert changes[0].extra["previous_commit_id"] == base
-        assert len(merge_changes(repo, "main", base, head, limit=3)) == 3
-        explicit = merge_changes(repo, "main", base, head, paths=["raw/w.csv", "nothing"])
-        assert [c.uri for c in explicit] == ["graveler://lake/main/raw/w.csv"]
+        assert len(merge_changes(repo, "main", base, head, limit=2)) == 2
+        explicit = merge_changes(repo, "main", base, head, paths=["raw/w.csv", "tables", "none"])
+        assert [(c.path, c.extra["changes"]) for c in explicit] == [
+            ("tables", 25),
+            ("raw/w.csv", 1),
+        ]
 
 
 @pytest.mark.parametrize(
@@ -195,8 +269,9 @@ def test_run_branch_names_are_valid_and_distinct(run_id: str) -> None:
     from graveler_airflow.run_branch import run_branch_name
 
     name = run_branch_name("my.dag-id", run_id)
-    assert branch_name(name) == name and name.startswith("airflow-my.dag-id-")
+    assert branch_name(name) == name and name.startswith("airflow-my-dag-id-")
     assert name != run_branch_name("my.dag-id", run_id + "!")
+    assert name != run_branch_name("my.dag-id", run_id, group="other_group")
     assert name == run_branch_name("my.dag-id", run_id)
 
 
@@ -237,9 +312,63 @@ def test_run_branch_wires_create_before_and_merge_after_the_group() -> None:
     assert b.operator.task_id == "run.two"
 
 
+def test_each_merge_task_has_its_own_alias_and_runs_one_at_a_time() -> None:
+    """What keeps asset bookkeeping from racing (graveler_airflow.events)."""
+    from airflow.sdk import DAG, AssetAlias
+    from graveler_airflow import GravelerMergeOperator, GravelerRunBranch, graveler_asset
+
+    table = graveler_asset("lake", "main", "tables/t")
+    with DAG("aliases", schedule=None) as dag:
+        with GravelerRunBranch("lake", group_id="one", outlets=[table]):
+            pass
+        with GravelerRunBranch("lake", group_id="two", emit_asset_events=False):
+            pass
+        GravelerMergeOperator(task_id="merge", repository="lake", source_ref="x")
+    tasks = dag.task_dict
+    one, two, plain = tasks["one.merge"], tasks["two.merge"], tasks["merge"]
+    assert one.outlets == [table, AssetAlias(name="graveler-merges:aliases.one.merge")]
+    assert plain.outlets == [AssetAlias(name="graveler-merges:aliases.merge")]
+    assert one.max_active_tis_per_dag == 1 and plain.max_active_tis_per_dag == 1
+    assert two.outlets == [] and two.max_active_tis_per_dag is None
+
+
 def test_run_branch_refuses_a_bad_strategy_when_the_dag_is_parsed() -> None:
     from airflow.sdk import DAG
     from graveler_airflow import GravelerRunBranch
 
     with DAG("bad_strategy", schedule=None), pytest.raises(InvalidArgument, match="strategy"):
         GravelerRunBranch("lake", strategy="ours")
+
+
+def test_airflow_postgres_extra_resolves_with_the_constraints() -> None:
+    """Every requirement of the extra is pinned in constraints.txt within its range, and the
+    pinned version is what is installed (``make venv`` installs the extra). The driver it
+    brings, psycopg 3, serves both engines of the documented airflow.cfg: asyncpg is not
+    needed."""
+    import importlib.metadata
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    root = Path(__file__).resolve().parents[2]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    pins = {}
+    for line in (root / "constraints.txt").read_text().splitlines():
+        name, sep, version = line.split("#")[0].strip().partition("==")
+        if sep:
+            pins[canonicalize_name(name)] = version.strip()
+    for text in extras["airflow-postgres"]:
+        req = Requirement(text)
+        pinned = pins[canonicalize_name(req.name)]
+        assert req.specifier.contains(pinned), (text, pinned)
+        assert importlib.metadata.version(req.name) == pinned
+    names = {canonicalize_name(Requirement(t).name) for t in extras["airflow-postgres"]}
+    assert {"apache-airflow", "psycopg"} <= names
+    from tests.airflow.deployment import documented_config
+
+    config = documented_config()
+    assert "sql_alchemy_conn = postgresql+psycopg://" in config
+    assert "sql_alchemy_conn_async = postgresql+psycopg://" in config

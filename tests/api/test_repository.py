@@ -250,3 +250,17 @@ def test_protected_branch_accepts_merges_only(repo):
     repo.merge("dev", "main")
     assert repo.get("main", "k") == b"x"
     assert repo.branch("main").protected
+
+
+def test_refused_puts_leave_no_bytes_behind(repo):
+    """The branch is checked in the staging transaction, after the bytes are written: a put
+    it refuses removes them again."""
+    repo.protect_branch("main")
+    before = sorted(i.key for i in repo.store.list("data/"))
+    with pytest.raises(ProtectedBranch):
+        repo.put("main", "k", b"refused")
+    with pytest.raises(BranchNotFound):
+        repo.put("no-such-branch", "k", b"refused")
+    with pytest.raises(ProtectedBranch):
+        repo.stage_entries("main", [])
+    assert sorted(i.key for i in repo.store.list("data/")) == before

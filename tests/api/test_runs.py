@@ -150,3 +150,28 @@ def test_transactions_run_on_the_lifecycle(repo):
     assert repo.get("main", "t.csv") == b"1"
     with pytest.raises(BranchNotFound):
         repo.branch(tx.branch)
+
+
+def test_retire_deletes_a_branch_only_when_a_publication_contains_it(repo):
+    """A failed attempt's branch, continued by a re-execution that published: retired once
+    the publication contains it, kept while it holds anything else."""
+    failed = Run("dagster/parent", "run-parent", "main")
+    write(repo, failed, "a", b"from the failed run")
+    repo.commit(failed.branch, "the failed run's output")
+    child = Run("dagster/child", "run-child", "main")
+    runs.open_run(repo, child, source=failed.branch)
+    repo.put(child.branch, "b", b"from the re-execution")
+    pub = runs.publish(repo, child, "Merge child")
+    assert pub.merge is not None and repo.get("main", "a") == b"from the failed run"
+
+    other = Run("dagster/other", "run-other", "main")
+    write(repo, other, "c", b"never published")
+    repo.commit(other.branch, "unrelated")
+    assert not runs.retire(repo, other, pub.merge.commit)  # not contained: kept
+    staged = Run("dagster/staged", "run-staged", "main")
+    runs.open_run(repo, staged, source=failed.branch)
+    repo.put(staged.branch, "late", b"staged, never committed")
+    assert not runs.retire(repo, staged, pub.merge.commit)  # staged writes: kept
+    assert runs.retire(repo, failed, pub.merge.commit)
+    assert not runs.retire(repo, failed, pub.merge.commit)  # gone: nothing to do
+    assert {b.name for b in repo.list_branches()} == {"main", other.branch, staged.branch}

@@ -93,16 +93,21 @@ def evaluate_run_sensor(
 
 @pytest.fixture(scope="package")
 def spark() -> Iterator[Any]:
-    """One local Spark session for the whole test session (2 cores, no UI)."""
-    from pyspark.sql import SparkSession
+    """One local Spark session for the whole test session (2 cores, no UI). Its Python
+    workers run this interpreter with this checkout on their path (they do not see the
+    editable install's import hook)."""
+    from graveler_spark import spark_session
 
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("graveler-dagster-tests")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
+    root = Path(__file__).resolve().parents[2]
+    session = spark_session(
+        "local[2]",
+        app_name="graveler-dagster-tests",
+        pythonpath=[str(root), str(root / "providers")],
+        config={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.ui.enabled": "false",
+            "spark.driver.memory": "1g",
+        },
     )
     yield session
     session.stop()

@@ -5,7 +5,7 @@ none for commits elsewhere; its cursor is the last commit seen. Evaluated as the
 from typing import Any
 
 import dagster as dg
-from graveler_dagster import build_graveler_diff_sensor
+from graveler_dagster import build_graveler_diff_sensor, graveler_definitions
 
 from graveler.repository import Repository
 
@@ -104,3 +104,17 @@ def test_sensor_names_are_valid_and_distinct() -> None:
     assert a.name == "graveler_diff_lake_main_raw"
     assert b.name == "graveler_diff_lake_main_reports_2024"
     assert a.job_name == "ingest"
+
+
+def test_sensor_intervals_can_be_set_and_every_sensor_starts_running(resource: Any) -> None:
+    """The merge and failure sensors take ``sensor_interval_seconds``, watch every code
+    location (runs launched without one are published too) and, like the diff sensor, start
+    RUNNING."""
+    diff = build_graveler_diff_sensor("lake", "main", "raw/", ingest, minimum_interval_seconds=9)
+    pieces = graveler_definitions(resource, sensor_interval_seconds=7, extra_sensors=[diff])
+    merge, failure, watched = pieces["sensors"]
+    assert [s.minimum_interval_seconds for s in (merge, failure, watched)] == [7, 7, 9]
+    assert {s.default_status for s in pieces["sensors"]} == {dg.DefaultSensorStatus.RUNNING}
+    assert merge._monitor_all_code_locations and failure._monitor_all_code_locations  # type: ignore[attr-defined]
+    quiet = graveler_definitions(resource, sensor_status=dg.DefaultSensorStatus.STOPPED)
+    assert {s.default_status for s in quiet["sensors"]} == {dg.DefaultSensorStatus.STOPPED}

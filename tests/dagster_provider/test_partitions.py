@@ -132,7 +132,7 @@ def test_value_types_round_trip(value: Any) -> None:
     from graveler_dagster import formats
 
     enc = formats.encode(value)
-    back = formats.decode(enc.data, enc.format)
+    back = formats.load(enc.data, enc.metadata("run-1"), enc.content_type, "graveler://l/m/v")
     if isinstance(value, (pd.DataFrame, pl.DataFrame, pa.Table)):
         assert back.equals(value)
     else:

@@ -4,16 +4,18 @@ when written in this run."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import pandas as pd
 import pytest
-from graveler_dagster import graveler_definitions
+from graveler_dagster import GravelerIOManager, TypeHandler, graveler_definitions
+from graveler_dagster.handlers import check
 from graveler_dagster.runs import META_PREFIX, RUN_ID_KEY
 
-from graveler.errors import BranchNotFound
+from graveler.errors import BranchNotFound, InvalidArgument
 from tests.dagster_provider.conftest import evaluate_run_sensor, make_resource
 
 ORDERS = pd.DataFrame({"id": [1, 2, 3], "amount": [10.0, 25.5, 7.25]})
@@ -77,6 +79,9 @@ def test_successful_run_is_merged_by_the_sensor(
 
 
 def test_materialization_metadata(resource: Any, instance: dg.DagsterInstance) -> None:
+    """Each materialization names its value by commit (``graveler/uri`` = ``dagster/uri``),
+    which still resolves once the run branch is merged and deleted; tables carry Dagster's
+    table metadata."""
     pieces = graveler_definitions(resource)
     result = dg.materialize([orders, summary], instance=instance, resources=pieces["resources"])
     meta = {
@@ -87,17 +92,27 @@ def test_materialization_metadata(resource: Any, instance: dg.DagsterInstance) -
     repo = resource.get_repository()
     try:
         entry = repo.stat(branch, "orders")
+        commit = meta["orders"]["graveler/commit"].value
+        uri = f"graveler://lake/{commit}/orders"
+        assert meta["orders"]["graveler/uri"].value == uri
+        assert meta["orders"]["dagster/uri"].value == uri
         assert meta["orders"]["graveler/branch"].value == branch
-        assert meta["orders"]["graveler/uri"].value == f"graveler://lake/{branch}/orders"
         assert meta["orders"]["graveler/size"].value == entry.size
         assert meta["orders"]["dagster/row_count"].value == 3
+        assert meta["orders"]["dagster/table_name"].value == "lake.orders"
+        columns = meta["orders"]["dagster/column_schema"].value.columns
+        assert [(c.name, c.type) for c in columns] == [("id", "int64"), ("amount", "float64")]
         assert meta["orders"]["graveler/format"].value == "pandas"
         assert meta["summary"]["graveler/format"].value == "pickle"
         assert "dagster/row_count" not in meta["summary"]
+        assert "dagster/column_schema" not in meta["summary"]
         assert repo.resolve(branch).commit.id == meta["summary"]["graveler/commit"].value
-        assert repo.get_commit(meta["orders"]["graveler/commit"].value).message == (
-            "Materialize orders"
-        )
+        assert repo.get_commit(commit).message == "Materialize orders"
+
+        evaluate_run_sensor(pieces["sensors"][0], instance, result, pieces["resources"])
+        with pytest.raises(BranchNotFound):
+            repo.branch(branch)
+        assert pd.read_parquet(repo.open(commit, "orders")).equals(ORDERS)  # still resolves
     finally:
         resource.close()
 
@@ -276,5 +291,60 @@ def test_op_outputs_travel_through_the_run_branch(
         branch = resource.run_branch_name(result.run_id)
         stored = [e.path for e in resource.get_repository().iter_objects(branch, "_dagster/")]
         assert any(p.endswith("produce/result") for p in stored), stored
+    finally:
+        resource.close()
+
+
+class JsonHandler(TypeHandler):
+    format = "json"
+    content_type = "application/json"
+
+    def handles(self, value: Any) -> bool:
+        return isinstance(value, dict)
+
+    def encode(self, value: Any) -> bytes:
+        return json.dumps(value).encode()
+
+    def decode(self, data: bytes, typing_type: Any) -> Any:
+        return {**json.loads(data), "decoded_by": "json"}
+
+
+class JsonIOManager(GravelerIOManager):
+    def type_handlers(self) -> list[TypeHandler]:
+        return [JsonHandler()]
+
+
+def test_type_handlers_store_their_values_their_way(
+    resource: Any, instance: dg.DagsterInstance
+) -> None:
+    """A subclass's handler is consulted before the built-in formats, on write and on read;
+    values it does not handle keep the built-in formats."""
+    resources = {"graveler": resource, "io_manager": JsonIOManager(graveler=resource)}
+
+    @dg.asset
+    def stats() -> dict[str, int]:
+        return {"rows": 3}
+
+    @dg.asset
+    def echoed(stats: dict[str, Any], orders: pd.DataFrame) -> dict[str, Any]:
+        return {**stats, "orders": len(orders)}
+
+    try:
+        result = dg.materialize([stats, orders, echoed], instance=instance, resources=resources)
+        assert result.output_for_node("echoed") == {"rows": 3, "decoded_by": "json", "orders": 3}
+        repo = resource.get_repository()
+        branch = resource.run_branch_name(result.run_id)
+        entry = repo.stat(branch, "stats")
+        assert entry.content_type == "application/json" and repo.get(branch, "stats") == (
+            b'{"rows": 3}'
+        )
+        assert entry.metadata["dagster/format"] == "json"
+        assert repo.stat(branch, "orders").metadata["dagster/format"] == "pandas"
+
+        class Clash(JsonHandler):
+            format = "pickle"
+
+        with pytest.raises(InvalidArgument, match="own format name"):
+            check([Clash()])
     finally:
         resource.close()

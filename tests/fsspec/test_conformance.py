@@ -3,7 +3,9 @@
 Every suite fsspec ships for implementations runs: copy, get, put, open and pipe. The only
 module left out is ``fsspec.tests.abstract.mv``, which holds module-level tests of the *local*
 filesystem (no class to inherit), so there is nothing in it to run against another backend.
-``supports_empty_directories`` is False: directories are implicit, as in object stores.
+``supports_empty_directories`` is True: directories holding objects are implicit, as in object
+stores, and a directory made with ``mkdir`` (or by copying a directory) exists, empty, on the
+filesystem instance until it is removed (``graveler_fsspec.dirs``).
 The suites run on SQLite; the same engine code serves PostgreSQL, which the other fsspec
 tests cover.
 """
@@ -39,7 +41,7 @@ class GravelerFixtures(abstract.AbstractFixtures):  # type: ignore[misc]
 
     @pytest.fixture
     def supports_empty_directories(self) -> bool:
-        return False
+        return True
 
 
 class TestGravelerCopy(abstract.AbstractCopyTests, GravelerFixtures):  # type: ignore[misc]

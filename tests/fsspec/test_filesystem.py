@@ -239,6 +239,36 @@ def test_put_get_cp_mv_rm(fs, lake, tmp_path):
         fs.rm("lake/main/never-there")
 
 
+def test_put_of_a_directory_is_one_staging_per_branch(fs, lake, tmp_path, monkeypatch):
+    src = tmp_path / "tree"
+    (src / "sub" / "deeper").mkdir(parents=True)
+    for rel in ("a.csv", "sub/b.txt", "sub/deeper/c.json"):
+        (src / rel).write_text(rel)
+    stagings: list[int] = []
+    staging = type(lake.staging)
+    real = staging.stage
+
+    def counting(self, repo, branch, entries):  # type: ignore[no-untyped-def]
+        stagings.append(1)
+        return real(self, repo, branch, entries)
+
+    monkeypatch.setattr(staging, "stage", counting)
+    fs.put(str(src), "lake/main/up", recursive=True, metadata={"by": "put"})
+    assert stagings == [1]
+    assert sorted(fs.find("lake/main/up")) == [
+        "lake/main/up/a.csv",
+        "lake/main/up/sub/b.txt",
+        "lake/main/up/sub/deeper/c.json",
+    ]
+    assert fs.cat("lake/main/up/sub/deeper/c.json") == b"sub/deeper/c.json"
+    assert lake.stat("main", "up/a.csv").metadata == {"by": "put"}
+    lake.create_branch("dev", "main")
+    lake.protect_branch("main")
+    with pytest.raises(ReadOnlyBranch):
+        fs.put([str(src / "a.csv"), str(src / "sub/b.txt")], ["lake/dev/x", "lake/main/y"])
+    assert not fs.exists("lake/dev/x")  # every target is checked before a byte is written
+
+
 def test_copy_between_repositories_copies_bytes(fs, gv, lake, tmp_path):
     other = gv.create_repository("other", (tmp_path / "other-ns").as_uri())
     fs.pipe("lake/main/x.json", b'{"a": 1}')

@@ -9,7 +9,9 @@ from datetime import timedelta
 import pytest
 
 from graveler.errors import ObjectNotFound
+from graveler.fsck import fsck
 from graveler.gc import RetentionRules, collect_garbage
+from graveler.gc.ledger import EXPIRED_PREFIX
 from graveler.repository import Repository
 from tests.gc.model import model_garbage, staged_addresses
 from tests.gc.scenario import DAY, GRACE, random_scenario
@@ -74,7 +76,10 @@ def test_random_histories_match_the_model(repo: Repository, seed: int) -> None:
     assert selected == expected
     assert not selected & staged, "a staged object was collected"
     assert not selected & sc.young, "an object inside the grace period was collected"
-    assert {i.key for i in repo.store.list("")} == before - expected
+    after = {i.key for i in repo.store.list("")}
+    ledger = {k for k in after if k.startswith(EXPIRED_PREFIX)}  # what fsck reads
+    assert after - ledger == before - expected
+    assert fsck(repo).clean  # the expired commits' objects are expired, not missing
     for b in repo.list_branches():  # every branch still reads completely
         for e in repo.iter_objects(b.name):
             repo.get(b.name, e.path)

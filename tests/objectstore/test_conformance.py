@@ -277,3 +277,37 @@ def test_concurrent_readers_never_see_a_torn_object(store: ObjectStore) -> None:
             t.join(30)
     assert not failures
     assert seen <= {b"a", b"b"}
+
+
+def test_put_if_absent_creates_only_once(store: ObjectStore) -> None:
+    assert store.put_if_absent("_graveler/marker", b"first") is True
+    assert store.put_if_absent("_graveler/marker", b"second") is False
+    assert store.get("_graveler/marker") == b"first"
+    store.put("plain", b"x")
+    assert store.put_if_absent("plain", b"y") is False
+    assert store.get("plain") == b"x"
+    assert _keys(store) == ["_graveler/marker", "plain"]  # no temporary files left behind
+
+
+def test_put_if_absent_has_exactly_one_winner(store: ObjectStore) -> None:
+    barrier = threading.Barrier(6)
+    results: dict[int, bool] = {}
+
+    def claim(i: int) -> None:
+        barrier.wait()
+        results[i] = store.put_if_absent("claim", f"writer-{i}".encode())
+
+    threads = [threading.Thread(target=claim, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = [i for i, won in results.items() if won]
+    assert len(results) == 6 and len(winners) == 1
+    assert store.get("claim") == f"writer-{winners[0]}".encode()
+
+
+def test_put_if_absent_refuses_bad_keys(store: ObjectStore) -> None:
+    for key in ("", "/abs", "a/../b", "a//b"):
+        with pytest.raises(InvalidKey):
+            store.put_if_absent(key, b"x")

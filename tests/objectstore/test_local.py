@@ -29,6 +29,32 @@ def store(root: Path) -> LocalObjectStore:
     return LocalObjectStore(str(root))
 
 
+def test_writers_leave_no_temp_files(store: LocalObjectStore, root: Path) -> None:
+    store.put("d/obj", b"old")
+    writer = store.open_writer("d/obj")
+    writer.write(b"new")
+    assert any(name.startswith(TMP_PREFIX) for name in os.listdir(root / "d"))
+    assert [i.key for i in store.list()] == ["d/obj"]  # the temporary file is not an object
+    writer.abort()
+    fresh = store.open_writer("d/fresh", fresh=True)
+    fresh.write(b"partial")
+    fresh.abort()
+    assert _all_files(root) == ["d/obj"]
+    with store.open_writer("d/obj") as w:
+        w.write(b"newer")
+    with store.open_writer("d/fresh", fresh=True) as w:
+        w.write(b"in place")
+    assert _all_files(root) == ["d/fresh", "d/obj"]
+    assert (root / "d" / "obj").read_bytes() == b"newer"
+
+
+def test_fresh_writer_refuses_an_existing_key(store: LocalObjectStore) -> None:
+    store.put("d/taken", b"old")
+    with pytest.raises(StorageError):
+        store.open_writer("d/taken", fresh=True)
+    assert store.get("d/taken") == b"old"
+
+
 def test_failed_put_leaves_old_object_and_no_temp_files(store: LocalObjectStore, root: Path):
     store.put("d/obj", b"old")
     broken = CountingReader(os.urandom(8 * MiB), fail_after=3)
@@ -153,3 +179,29 @@ def test_missing_root_lists_nothing(tmp_path: Path) -> None:
     assert not store.exists("k")
     store.put("k", b"v")
     assert [i.key for i in store.list()] == ["k"]
+
+
+def test_directory_fsyncs_of_relaxed_writers_wait_for_sync(
+    store: LocalObjectStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Durable writers fsync their directory before commit returns; relaxed ones leave it to
+    ``sync``, which fsyncs each directory once."""
+    from graveler.objectstore import local_writer
+
+    synced: list[str] = []
+    real = local_writer.fsync_directory
+    monkeypatch.setattr(local_writer, "fsync_directory", lambda p: (synced.append(p), real(p)))
+    store.put("a/seed", b"")  # creates a/ (fsyncs of new directories are not counted below)
+    store.put("b/seed", b"")
+    synced.clear()
+    with store.open_writer("a/durable", fresh=True) as w:
+        w.write(b"x")
+    assert synced == [str(root / "a")]
+    synced.clear()
+    keys = ["a/1", "a/2", "b/1"]
+    for key in keys:
+        with store.open_writer(key, fresh=True, durable=False) as w:
+            w.write(b"x")
+    assert synced == []
+    store.sync(keys)
+    assert sorted(synced) == [str(root / "a"), str(root / "b")]

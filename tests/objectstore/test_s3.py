@@ -61,6 +61,30 @@ def test_failed_multipart_upload_is_aborted(s3_store: S3ObjectStore, s3_client: 
     assert uploads.get("Uploads", []) == []
 
 
+def test_writer_sends_parts_as_they_fill(s3_store: S3ObjectStore, s3_client: Any) -> None:
+    data = os.urandom(17 * MiB)
+    writer = s3_store.open_writer("mp")
+    writer.write(data[: 9 * MiB])  # one full part goes out now, 1 MiB stays buffered
+    uploads = s3_client.list_multipart_uploads(Bucket=s3_store.bucket)["Uploads"]
+    assert [u["Key"] for u in uploads] == ["pre/fix/mp"]
+    assert not s3_store.exists("mp")
+    writer.write(data[9 * MiB :])
+    writer.commit()
+    head = s3_client.head_object(Bucket=s3_store.bucket, Key="pre/fix/mp")
+    assert head["ETag"].strip('"').endswith("-3")  # 8 MiB + 8 MiB + 1 MiB
+    assert s3_store.get("mp") == data
+
+
+def test_aborted_writer_aborts_its_multipart_upload(
+    s3_store: S3ObjectStore, s3_client: Any
+) -> None:
+    with pytest.raises(ReaderBroke), s3_store.open_writer("k") as writer:
+        writer.write(os.urandom(10 * MiB))
+        raise ReaderBroke("the producer broke")
+    assert s3_client.list_multipart_uploads(Bucket=s3_store.bucket).get("Uploads", []) == []
+    assert not s3_store.exists("k")
+
+
 def test_prefix_isolates_and_is_stripped(s3_store: S3ObjectStore, s3_client: Any) -> None:
     bucket = s3_store.bucket
     s3_client.put_object(Bucket=bucket, Key="elsewhere/x", Body=b"1")

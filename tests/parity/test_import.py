@@ -91,7 +91,7 @@ def test_import_from_a_storage_namespace_is_refused(gv, repo, tmp_path, source):
     ns = Path(repo.info.storage_namespace[len("file://") :])
     (ns / "some_path/in/namespace").mkdir(parents=True)
     other = gv.create_repository("other", (tmp_path / "elsewhere" / "ns").as_uri())
-    (tmp_path / "elsewhere" / "ns").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "ns").mkdir(parents=True, exist_ok=True)
     head = repo.branch("main").commit_id
     for bad in [
         repo.info.storage_namespace,  # exact namespace

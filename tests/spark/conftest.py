@@ -2,12 +2,13 @@
 this interpreter with this checkout's ``graveler`` and ``providers/`` first on their path.
 
 Nothing here registers the ``graveler`` format: PySpark finds ``pyspark_graveler`` on the
-workers' path and registers it by itself, which is what an installed package gets.
+workers' path and registers it by itself, which is what an installed package gets. The JVM shim
+(built by ``make venv``) is on the driver's class path, so ``.partitionBy()`` works; the
+pure-Python path without it is what ``test_discovery.py`` runs.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,34 +24,33 @@ from tests.objectstore.conftest import aws_env, moto_endpoint, s3_bucket, s3_cli
 __all__ = ["aws_env", "moto_endpoint", "s3_bucket", "s3_client"]
 
 ROOT = Path(__file__).resolve().parents[2]
+LOCAL_CONFIG = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.driver.memory": "1g",
+}
 
 
 @pytest.fixture(scope="package")
 def spark() -> Iterator[object]:
     pytest.importorskip("pyspark")
-    paths = [str(ROOT), str(ROOT / "providers")]
-    if os.environ.get("PYTHONPATH"):
-        paths.append(os.environ["PYTHONPATH"])
-    os.environ["PYTHONPATH"] = os.pathsep.join(paths)
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
+    from graveler_spark import shim_jar, spark_session
 
-    # A session left by other tests (e.g. the Dagster example's) was built without this
-    # checkout on the workers' path; getOrCreate would hand it back, so end it first.
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        active.stop()
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("graveler-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
+    jar = shim_jar()
+    assert jar is not None, "the JVM shim is not built: run `make shim` (make venv does)"
+    # fresh: a session left by other tests (e.g. the Dagster example's) was built without
+    # this checkout on the workers' path. register=False: the format must find itself.
+    session = spark_session(
+        "local[2]",
+        app_name="graveler-tests",
+        config={**LOCAL_CONFIG, "spark.jars": jar},
+        python=sys.executable,
+        pythonpath=[str(ROOT), str(ROOT / "providers")],
+        register=False,
+        fresh=True,
+        log_level="ERROR",
     )
-    session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
 

@@ -79,7 +79,9 @@ def test_bad_targets_fail_before_any_file_is_written(spark, lake: Lake) -> None:
         (lambda: save(lake.uri("guarded", "x")), "is protected"),
         (lambda: save("graveler://nope/main/x"), "repository 'nope' not found"),
         (lambda: save(lake.uri("main"), "overwrite"), "overwrite needs a path prefix"),
-        (lambda: save(lake.uri("main", "x"), format="csv"), "write_native"),
+        (lambda: save(lake.uri("main", "x"), format="orc"), "write_native"),
+        (lambda: save(lake.uri("main", "x"), partitionBy="nope"), "not a column"),
+        (lambda: save(lake.uri("main", "x"), partitionOverwriteMode="x"), "static or dynamic"),
         (lambda: save("s3://bucket/x"), "not a graveler://"),
     ]
     for call, message in cases:

@@ -9,7 +9,9 @@ import pytest
 from graveler_spark import collect_garbage_spark
 
 from graveler.cli import main
+from graveler.fsck import fsck
 from graveler.gc import collect_garbage
+from graveler.gc.ledger import EXPIRED_PREFIX
 from tests.gc.model import model_garbage, staged_addresses
 from tests.gc.scenario import random_scenario
 from tests.spark.conftest import Lake
@@ -35,8 +37,11 @@ def test_spark_and_single_process_select_the_model_set(spark, lake: Lake, seed: 
     assert {i.key for i in repo.store.list("")} == before
     done = collect_garbage_spark(spark, repo, sc.rules, grace=sc.grace, now=sc.now)
     assert done.deleted == len(expected)
-    assert {i.key for i in repo.store.list("")} == before - expected
+    after = {i.key for i in repo.store.list("")}
+    ledger = {k for k in after if k.startswith(EXPIRED_PREFIX)}  # what fsck reads
+    assert after - ledger == before - expected
     assert not expected & staged and not expected & sc.young
+    assert fsck(repo).clean  # the expired commits' objects are expired, not missing
 
 
 def test_cli_gc_with_and_without_spark(spark, lake: Lake, capsys) -> None:
@@ -56,3 +61,9 @@ def test_cli_gc_with_and_without_spark(spark, lake: Lake, capsys) -> None:
     assert main([*args[:-1], "--spark"]) == 0
     assert json.loads(capsys.readouterr().out)["deleted"] == 1
     assert repo.get("main", "a") == b"2"
+
+
+def test_master_needs_spark(lake: Lake, capsys) -> None:
+    base = ["--home", str(lake.gv.home), "--database-url", lake.gv.database_url, "gc"]
+    assert main([*base, "graveler://lake", "--master", "local[1]"]) == 2
+    assert "--master needs --spark" in capsys.readouterr().err

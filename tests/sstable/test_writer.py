@@ -124,3 +124,25 @@ def test_bad_block_size_and_bad_path(tmp_path: Path) -> None:
         SstWriter(str(tmp_path / "a.sst"), block_size=0)
     with pytest.raises(StorageError):
         SstWriter(str(tmp_path / "missing" / "dir" / "a.sst"))
+
+
+def test_add_many_writes_what_add_writes_and_checks_the_same(tmp_path: Path) -> None:
+    items = [(b"a", b"1"), (b"b", b""), (b"c", b"3")]
+    with SstWriter(str(tmp_path / "many.sst")) as writer:
+        writer.add(*items[0])
+        writer.add_many([k for k, _ in items[1:]], [v for _, v in items[1:]])
+        writer.add_many([], [])
+        assert writer.entries == 3
+        with pytest.raises(InvalidArgument, match="order"):
+            writer.add_many([b"d", b"c2"], [b"", b""])  # c2 sorts before c
+        with pytest.raises(InvalidArgument, match="order"):
+            writer.add_many([b"c"], [b""])  # not after the last key added
+        with pytest.raises(InvalidArgument, match="bytes"):
+            writer.add_many([b"d", "e"], [b"", b""])  # type: ignore[list-item]
+        with pytest.raises(InvalidArgument, match="bytes"):
+            writer.add_many([b"d"], [])
+        writer.finish()
+    assert SstReader.open(str(tmp_path / "many.sst")).read_all() == (
+        [k for k, _ in items],
+        [v for _, v in items],
+    )

@@ -93,7 +93,8 @@ class _TickingReader(io.RawIOBase):
 
 
 def install_kill_point(gv: Graveler, repo: Repository, kill: KillPoint) -> None:
-    """Hook the kill point into SQL statements and object-store writes of this process."""
+    """Hook the kill point into SQL statements and object-store writes of this process
+    (``put`` of tree files, ``open_writer`` commits of object bytes)."""
     event.listen(gv.metadata._db.engine, "before_cursor_execute", lambda *a: kill.tick("sql"))
     store = repo.store
     put = store.put
@@ -104,6 +105,21 @@ def install_kill_point(gv: Graveler, repo: Repository, kill: KillPoint) -> None:
         return info
 
     store.put = killing_put  # type: ignore[method-assign]
+    open_writer = store.open_writer
+
+    def killing_open_writer(key: str, **options: Any) -> Any:
+        writer = open_writer(key, **options)
+        commit = writer.commit
+
+        def killing_commit() -> Any:
+            info = commit()
+            kill.tick("store.put")
+            return info
+
+        writer.commit = killing_commit  # type: ignore[method-assign]
+        return writer
+
+    store.open_writer = killing_open_writer  # type: ignore[method-assign]
 
 
 class Journal:

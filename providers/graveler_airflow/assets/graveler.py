@@ -6,15 +6,18 @@ object or directory ``clean/weather`` on branch ``main``, and ``graveler://lake/
 whole branch. Build assets with :func:`graveler_asset` (name = URI) so that the assets a merge
 emits and the ones a downstream DAG is scheduled on are the same.
 
-A merge emits one event for every directory level that contains merged changes, down from the
-branch root: merging ``clean/weather/part-0.parquet`` into ``main`` emits events for
-``graveler://lake/main/clean/weather``, ``graveler://lake/main/clean`` and
-``graveler://lake/main``. At most ``limit`` assets are emitted; the deepest levels are
-dropped first. Passing explicit ``paths`` emits events only for those that changed.
+The assets a merge changed are its **tables** (:func:`table_path`): the directory holding a
+changed object, cut before its first Hive partition (``key=value``) or hidden (``_x``, ``.x``)
+directory. Merging ``tables/daily/date=2024-01-01/part-0.parquet`` and
+``tables/daily/_delta_log/00001.json`` changes one asset, ``graveler://lake/main/tables/daily``;
+an object at the branch root belongs to the branch asset ``graveler://lake/main``. Passing
+explicit ``paths`` selects those paths instead (each counts the changes under it). At most
+``limit`` assets are reported, shallowest first.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -73,10 +76,23 @@ def sanitize_uri(uri: SplitResult) -> SplitResult:
 
 @dataclass(frozen=True)
 class AssetChange:
-    """One asset event to emit: the asset URI and the event's extra."""
+    """One asset a merge changed: its URI, its path on the branch and the event's extra."""
 
     uri: str
+    path: str
     extra: dict[str, Any]
+
+
+def table_path(path: str) -> str:
+    """The table an object belongs to: its directory, up to (not including) the first Hive
+    partition directory (``key=value``) or hidden directory (``_name``, ``.name``); "" for an
+    object at the root."""
+    table: list[str] = []
+    for part in path.split("/")[:-1]:
+        if "=" in part or part.startswith(("_", ".")):
+            break
+        table.append(part)
+    return "/".join(table)
 
 
 def merge_changes(
@@ -87,48 +103,37 @@ def merge_changes(
     *,
     paths: Sequence[str] | None = None,
     limit: int = DEFAULT_LIMIT,
+    extra: dict[str, Any] | None = None,
 ) -> list[AssetChange]:
-    """The asset events for the commits between ``before`` and ``after`` on ``branch``."""
-    changed = [d.path for d in repo.diff(before, after)]
+    """The assets the commits between ``before`` and ``after`` on ``branch`` changed: tables
+    (default) or those of ``paths`` holding changes, with ``changes`` counted under each.
+    Explicit paths are diffed under their own prefix only."""
+    if paths is None:
+        counts = Counter(table_path(d.path) for d in repo.diff(before, after))
+    else:
+        counts = Counter()
+        for wanted in {p.strip("/") for p in paths}:
+            changed = (d.path for d in repo.diff(before, after, prefix=wanted))
+            counts[wanted] = count_under(changed, wanted)
     base = {
         "repository": repo.name,
         "branch": branch,
         "commit_id": after,
         "previous_commit_id": before,
+        **(extra or {}),
     }
-    counts = _explicit_counts(changed, paths) if paths is not None else _level_counts(changed)
-    kept = _bounded(counts, limit)
+    kept = sorted((p for p, n in counts.items() if n), key=lambda p: (_depth(p), p))[:limit]
     return [
-        AssetChange(asset_uri(repo.name, branch, p), {**base, "path": p, "changes": counts[p]})
+        AssetChange(asset_uri(repo.name, branch, p), p, {**base, "path": p, "changes": counts[p]})
         for p in kept
     ]
 
 
-def _level_counts(changed: Iterable[str]) -> dict[str, int]:
-    """Changed-object counts of every directory level holding a change ("" is the root)."""
-    counts: dict[str, int] = {}
-    for path in changed:
-        parts = path.split("/")[:-1]
-        for depth in range(len(parts) + 1):
-            level = "/".join(parts[:depth])
-            counts[level] = counts.get(level, 0) + 1
-    return counts
+def _depth(path: str) -> int:
+    return path.count("/") + 1 if path else 0
 
 
-def _explicit_counts(changed: list[str], paths: Sequence[str]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for wanted in paths:
-        p = wanted.strip("/")
-        n = sum(1 for c in changed if not p or c == p or c.startswith(p + "/"))
-        if n:
-            counts[p] = n
-    return counts
-
-
-def _bounded(counts: dict[str, int], limit: int) -> list[str]:
-    """The paths to emit, shallowest first, dropping whole deepest levels beyond ``limit``."""
-    ordered = sorted(counts, key=lambda p: (p.count("/") if p else -1, p))
-    while len(ordered) > limit:
-        deepest = max(p.count("/") if p else -1 for p in ordered)
-        ordered = [p for p in ordered if (p.count("/") if p else -1) < deepest]
-    return ordered
+def count_under(changed: Iterable[str], path: str) -> int:
+    """How many of the ``changed`` object paths are ``path`` or lie under it."""
+    p = path.strip("/")
+    return sum(1 for c in changed if not p or c == p or c.startswith(p + "/"))

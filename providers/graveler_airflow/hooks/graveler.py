@@ -64,9 +64,9 @@ def default_home() -> str:
 def _with_credentials(url: str, login: str | None, password: str | None) -> str:
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError) as exc:  # not chained: the cause may quote the URL
         shown = redact_url(url)
-        raise InvalidArgument(f"graveler connection: invalid database_url {shown!r}") from None
+        raise InvalidArgument(f"graveler connection: invalid database_url {shown}: {exc}") from None
     if login and parsed.username is None:
         parsed = parsed.set(username=login, password=password or None)
     return parsed.render_as_string(hide_password=False)

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk import AssetAlias, BaseOperator
+from airflow.sdk import BaseOperator
 
+from graveler import runs
 from graveler.errors import AlreadyExists, BranchNotFound, NoChanges, TagNotFound
-from graveler_airflow.assets.graveler import (
-    DEFAULT_LIMIT,
-    asset_from_uri,
-    asset_uri,
-    merge_changes,
-)
+from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
+from graveler_airflow.events import EventOptions, emit_merge_events, merge_alias
 from graveler_airflow.hooks.graveler import GravelerHook
 from graveler_airflow.lineage import with_run_metadata
 
@@ -31,11 +29,6 @@ if TYPE_CHECKING:
     from graveler import MergeResult, Repository
 
 log = logging.getLogger(__name__)
-
-
-def merge_alias(repository: str, branch: str) -> AssetAlias:
-    """The asset alias through which merges into ``branch`` emit their asset events."""
-    return AssetAlias(name=f"graveler-merges:{repository}/{branch}")
 
 
 class GravelerBaseOperator(BaseOperator):
@@ -137,10 +130,13 @@ class GravelerMergeOperator(GravelerBaseOperator):
     ``"dest-wins"`` or ``"source-wins"``. By default a merge commit is always made
     (``fast_forward=False``) so that it carries the run lineage. A source already merged is
     not an error: the destination's current head is returned, so a retried task succeeds.
+    (For a branch per DAG run, merged exactly once, use
+    :class:`~graveler_airflow.run_branch.GravelerRunBranch`.)
 
-    The merge emits asset events through the alias :func:`merge_alias` for the merged paths
-    (see :mod:`graveler_airflow.assets.graveler`); ``asset_paths`` restricts them to the given
-    paths, ``emit_asset_events=False`` turns them off.
+    Asset events follow :mod:`graveler_airflow.events`: declared ``graveler://`` outlets get
+    the merge's extra; with ``emit_asset_events`` (default) the other changed assets Airflow
+    knows get events through the task's alias (``asset_paths`` instead of the changed tables),
+    and the task runs one instance at a time across DAG runs.
     """
 
     template_fields: Sequence[str] = (
@@ -156,7 +152,6 @@ class GravelerMergeOperator(GravelerBaseOperator):
     def __init__(
         self,
         *,
-        repository: str,
         source_ref: str,
         destination_branch: str = "main",
         strategy: str | None = None,
@@ -168,26 +163,24 @@ class GravelerMergeOperator(GravelerBaseOperator):
         max_asset_events: int = DEFAULT_LIMIT,
         **kwargs: Any,
     ) -> None:
-        # The alias is named at parse time (from the unrendered arguments): Airflow only
-        # accepts events through outlets declared on the task.
-        self.asset_alias = merge_alias(repository, destination_branch)
-        outlets = list(kwargs.pop("outlets", None) or [])
         if emit_asset_events:
-            outlets.append(self.asset_alias)
-        super().__init__(repository=repository, outlets=outlets, **kwargs)
+            kwargs.setdefault("max_active_tis_per_dag", 1)
+        super().__init__(**kwargs)
+        # Airflow only accepts events through outlets declared on the task, at parse time.
+        self.alias = merge_alias(self.dag_id, self.task_id) if emit_asset_events else None
+        if self.alias is not None:
+            self.outlets = [*self.outlets, self.alias]
         self.source_ref = source_ref
         self.destination_branch = destination_branch
         self.strategy = strategy
         self.message = message
         self.metadata = metadata
         self.fast_forward = fast_forward
-        self.emit_asset_events = emit_asset_events
         self.asset_paths = asset_paths
         self.max_asset_events = max_asset_events
 
     def run(self, repo: Repository, context: Context) -> str:
-        if self.emit_asset_events:  # a branch no asset URI can name fails before the merge
-            asset_uri(repo.name, self.destination_branch)
+        asset_uri(repo.name, self.destination_branch)  # a branch no asset URI can name fails first
         merged = merge_with_lineage(
             repo,
             context,
@@ -201,16 +194,8 @@ class GravelerMergeOperator(GravelerBaseOperator):
         )
         if merged is None:
             return repo.branch(self.destination_branch).commit_id
-        if self.emit_asset_events:
-            emit_merge_events(
-                context,
-                repo,
-                self.destination_branch,
-                merged,
-                alias=self.asset_alias,
-                paths=self.asset_paths,
-                limit=self.max_asset_events,
-            )
+        options = EventOptions(self.alias, self.asset_paths, self.max_asset_events)
+        emit_merge_events(context, self, repo, self.destination_branch, merged, options)
         return merged.commit.id
 
 
@@ -279,6 +264,45 @@ class GravelerRevertOperator(GravelerBaseOperator):
         return commit.id
 
 
+class GravelerPruneBranchesOperator(GravelerBaseOperator):
+    """Delete the run branches (names starting with ``prefix``, default ``airflow-``) nobody
+    created or committed to for longer than ``older_than`` (``"7d"``, ``"12h"``, seconds or a
+    timedelta): the branches failed runs keep for inspection. Returns the names deleted (with
+    ``dry_run``: those it would delete). Same rules as ``graveler branch prune``
+    (:func:`graveler.runs.prune`): the default branch and protected branches are never
+    deleted."""
+
+    template_fields: Sequence[str] = (*GravelerBaseOperator.template_fields, "older_than", "prefix")
+
+    def __init__(
+        self,
+        *,
+        older_than: str | int | timedelta,
+        prefix: str = "airflow-",
+        dry_run: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.older_than = older_than
+        self.prefix = prefix
+        self.list_only = dry_run  # BaseOperator.dry_run is a method
+
+    def run(self, repo: Repository, context: Context) -> list[str]:
+        age = runs.parse_age(self.older_than)
+        found = runs.prune(repo, prefix=self.prefix, older_than=age, dry_run=self.list_only)
+        verb = "Would delete" if self.list_only else "Deleted"
+        for branch in found:
+            self.log.info(
+                "%s %s (head %s, idle since %s)",
+                verb,
+                branch.name,
+                branch.commit_id,
+                branch.idle_since,
+            )
+        self.log.info("%s %d branches of %s idle for over %s", verb, len(found), repo.name, age)
+        return [b.name for b in found]
+
+
 def merge_with_lineage(
     repo: Repository,
     context: Context,
@@ -305,26 +329,6 @@ def merge_with_lineage(
     except NoChanges as exc:
         log.info("Nothing to merge: %s", exc)
         return None
-
-
-def emit_merge_events(
-    context: Context,
-    repo: Repository,
-    dest: str,
-    merged: MergeResult,
-    *,
-    alias: AssetAlias,
-    paths: Sequence[str] | None,
-    limit: int,
-) -> int:
-    """Record asset events for what ``merged`` changed on ``dest``; returns how many."""
-    changes = merge_changes(
-        repo, dest, merged.before.id, merged.commit.id, paths=paths, limit=limit
-    )
-    events = context["outlet_events"][alias]
-    for change in changes:
-        events.add(asset_from_uri(change.uri), extra=change.extra)
-    return len(changes)
 
 
 def _tag_commit(repo: Repository, tag: str) -> str | None:

@@ -1,6 +1,6 @@
 """Sensors waiting for graveler state; deferrable through :mod:`graveler_airflow.triggers`.
 
-Both sensors return (push to XCom) the commit ID of the branch head they saw.
+The sensors return (push to XCom) the commit ID they saw.
 
 * :class:`GravelerCommitSensor`: ``branch`` gets a new commit, i.e. its head is no longer
   ``prev_commit_id``. Without ``prev_commit_id`` the head seen by the first poke is the
@@ -8,9 +8,12 @@ Both sensors return (push to XCom) the commit ID of the branch head they saw.
   forget it).
 * :class:`GravelerDiffSensor`: the committed contents of ``branch`` differ from ``ref`` under
   ``prefix``.
+* :class:`GravelerObjectSensor`: an object is committed at ``path`` on ``ref`` (anything
+  under ``path`` when it ends with ``/``); staged writes do not count.
 
 With ``deferrable=True`` (default: ``[operators] default_deferrable``) the sensor checks once,
-then hands the wait to the triggerer and frees its worker slot.
+then hands the wait to the triggerer and frees its worker slot. Pokes and triggers use the
+process's shared client for the connection (:mod:`graveler_airflow.clients`).
 """
 
 from __future__ import annotations
@@ -22,18 +25,23 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue, conf
 
 from graveler.errors import GravelerError, InvalidArgument
+from graveler_airflow.clients import shared_client
 from graveler_airflow.hooks.graveler import GravelerHook
 from graveler_airflow.triggers.graveler import (
     DEFAULT_POLL_INTERVAL,
     GravelerCommitTrigger,
     GravelerDiffTrigger,
+    GravelerObjectTrigger,
     branch_head,
+    find_object,
     first_difference,
 )
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
     from airflow.triggers.base import BaseTrigger
+
+    from graveler import Graveler
 
 
 class GravelerSensorError(GravelerError):
@@ -81,12 +89,12 @@ class _GravelerSensor(BaseSensorOperator):
         return str(event["commit_id"])
 
     def poke(self, context: Context) -> PokeReturnValue:
-        with GravelerHook(self.graveler_conn_id) as hook:
-            commit_id = self.check(hook)
+        client = shared_client(GravelerHook(self.graveler_conn_id).get_settings())
+        commit_id = self.check(client)
         return PokeReturnValue(is_done=commit_id is not None, xcom_value=commit_id)
 
-    def check(self, hook: GravelerHook) -> str | None:
-        """The branch head when the condition holds, else None."""
+    def check(self, client: Graveler) -> str | None:
+        """The commit ID to return when the condition holds, else None."""
         raise NotImplementedError
 
     def make_trigger(self) -> BaseTrigger:
@@ -112,8 +120,8 @@ class GravelerCommitSensor(_GravelerSensor):
         self._baseline: str | None = None
         self._has_baseline = False
 
-    def check(self, hook: GravelerHook) -> str | None:
-        head = branch_head(hook.get_conn(), self.repository, self.branch)
+    def check(self, client: Graveler) -> str | None:
+        head = branch_head(client, self.repository, self.branch)
         if not self._has_baseline:
             self._has_baseline = True
             self._baseline = self.prev_commit_id or None  # a template may render to ""
@@ -145,10 +153,8 @@ class GravelerDiffSensor(_GravelerSensor):
         self.ref = ref
         self.prefix = prefix
 
-    def check(self, hook: GravelerHook) -> str | None:
-        found = first_difference(
-            hook.get_conn(), self.repository, self.branch, self.ref, self.prefix
-        )
+    def check(self, client: Graveler) -> str | None:
+        found = first_difference(client, self.repository, self.branch, self.ref, self.prefix)
         if found is None:
             return None
         self.log.info("%s differs from %s at %s", self.branch, self.ref, found[2])
@@ -156,3 +162,26 @@ class GravelerDiffSensor(_GravelerSensor):
 
     def make_trigger(self) -> BaseTrigger:
         return GravelerDiffTrigger(ref=self.ref, prefix=self.prefix, **self._trigger_kwargs())
+
+
+class GravelerObjectSensor(_GravelerSensor):
+    """Wait until an object is committed at ``path`` on ``ref`` (any object under ``path``
+    when it ends with ``/``); returns the ID of the commit holding it."""
+
+    template_fields: Sequence[str] = ("repository", "ref", "path")
+
+    def __init__(self, *, repository: str, ref: str = "main", path: str, **kwargs: Any) -> None:
+        super().__init__(repository=repository, branch=ref, **kwargs)
+        self.ref = ref
+        self.path = path
+
+    def check(self, client: Graveler) -> str | None:
+        found = find_object(client, self.repository, self.ref, self.path)
+        if found is None:
+            return None
+        self.log.info("Found %s at %s (%s)", found[1], self.ref, found[0])
+        return found[0]
+
+    def make_trigger(self) -> BaseTrigger:
+        kwargs = {**self._trigger_kwargs(), "branch": self.ref}
+        return GravelerObjectTrigger(path=self.path, **kwargs)

@@ -1,45 +1,70 @@
 """Deferrable waiting on graveler state, run by Airflow's triggerer.
 
-Both triggers poll the refs database every ``poll_interval`` seconds from a worker thread (the
-event loop never blocks on SQL) and fire one event whose payload is plain JSON carrying commit
-IDs:
+Every trigger polls the refs database every ``poll_interval`` seconds from a worker thread
+(the event loop never blocks on SQL or on opening a client) through the process's shared
+client for its connection (:mod:`graveler_airflow.clients`): a hundred deferred sensors on
+one connection hold one engine and one tree cache. Payloads are plain JSON carrying commit
+IDs. The sensors' triggers fire once:
 
-* :class:`GravelerCommitTrigger` fires when ``branch`` points at a commit other than
+* :class:`GravelerCommitTrigger`: ``branch`` points at a commit other than
   ``prev_commit_id``: ``{"status": "success", "repository", "branch", "commit_id",
   "previous_commit_id"}``. A branch that does not exist (yet) is waited for.
-* :class:`GravelerDiffTrigger` fires when the committed contents of ``branch`` differ from
-  ``ref`` under ``prefix``: ``{"status": "success", "repository", "branch", "ref", "prefix",
-  "commit_id", "ref_commit_id", "path"}`` (``path``: the first differing path).
+* :class:`GravelerDiffTrigger`: the committed contents of ``branch`` differ from ``ref``
+  under ``prefix``: ``{..., "ref", "prefix", "commit_id", "ref_commit_id", "path"}``.
+* :class:`GravelerObjectTrigger`: an object is committed at ``path`` on ``ref`` (or, for a
+  ``path`` ending in ``/``, any object under it): ``{..., "ref", "path", "commit_id"}``, the
+  commit holding it.
 
 Any other graveler failure (repository missing, bad ref expression, database down) ends the
 wait with ``{"status": "error", "message": ...}``, which the sensor turns into a task failure.
 Polling only reads, so running a trigger twice (Airflow may) has no side effect.
+
+:class:`~graveler_airflow.triggers.events.GravelerCommitEventTrigger` is the trigger for
+asset watchers (event-driven scheduling).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from graveler import ClientSettings, Graveler
-from graveler.errors import BranchNotFound, GravelerError
-from graveler_airflow.hooks.graveler import GravelerHook, settings_from_connection
+if TYPE_CHECKING:
+    from graveler import Graveler
+    from graveler.errors import GravelerError
 
 DEFAULT_POLL_INTERVAL = 30.0
+DEFAULT_CONN_ID = "graveler_default"
+_MODULE = "graveler_airflow.triggers.graveler"
+
+
+async def client_for(conn_id: str) -> Graveler:
+    """The process's shared client for connection ``conn_id``; the connection is read
+    asynchronously and the client opened in a worker thread."""
+    from airflow.sdk import BaseHook
+
+    conn = await BaseHook.aget_connection(conn_id)
+    return await asyncio.to_thread(_shared, conn.login, conn.password, conn.extra_dejson)
+
+
+def _shared(login: str | None, password: str | None, extra: dict[str, Any]) -> Graveler:
+    from graveler_airflow.clients import shared_client
+    from graveler_airflow.hooks.graveler import settings_from_connection
+
+    return shared_client(settings_from_connection(login, password, extra))
 
 
 class _GravelerPollingTrigger(BaseTrigger):
-    """Opens one client for the whole wait and polls :meth:`check` until it returns a payload."""
+    """Polls :meth:`check` with the shared client until it returns a payload."""
 
     def __init__(
         self,
         *,
         repository: str,
         branch: str,
-        graveler_conn_id: str = GravelerHook.default_conn_name,
+        graveler_conn_id: str = DEFAULT_CONN_ID,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
@@ -61,29 +86,18 @@ class _GravelerPollingTrigger(BaseTrigger):
         raise NotImplementedError
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
+        from graveler.errors import GravelerError
+
         try:
-            settings = await self._settings()
-            client = await asyncio.to_thread(Graveler, settings=settings)
-        except GravelerError as exc:
-            yield TriggerEvent(self._error(exc))  # type: ignore[no-untyped-call]
-            return
-        try:
+            client = await client_for(self.graveler_conn_id)
             while True:
-                try:
-                    payload = await asyncio.to_thread(self.check, client)
-                except GravelerError as exc:
-                    yield TriggerEvent(self._error(exc))  # type: ignore[no-untyped-call]
-                    return
+                payload = await asyncio.to_thread(self.check, client)
                 if payload is not None:
                     yield TriggerEvent({"status": "success", **payload})  # type: ignore[no-untyped-call]
                     return
                 await asyncio.sleep(self.poll_interval)
-        finally:
-            await asyncio.to_thread(client.close)
-
-    async def _settings(self) -> ClientSettings:
-        conn = await GravelerHook.aget_connection(self.graveler_conn_id)
-        return settings_from_connection(conn.login, conn.password, conn.extra_dejson)
+        except GravelerError as exc:
+            yield TriggerEvent(self._error(exc))  # type: ignore[no-untyped-call]
 
     def _error(self, exc: GravelerError) -> dict[str, Any]:
         return {
@@ -102,10 +116,8 @@ class GravelerCommitTrigger(_GravelerPollingTrigger):
         self.prev_commit_id = prev_commit_id
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (
-            "graveler_airflow.triggers.graveler.GravelerCommitTrigger",
-            {**self._kwargs(), "prev_commit_id": self.prev_commit_id},
-        )
+        kwargs = {**self._kwargs(), "prev_commit_id": self.prev_commit_id}
+        return f"{_MODULE}.GravelerCommitTrigger", kwargs
 
     def check(self, client: Graveler) -> dict[str, Any] | None:
         head = branch_head(client, self.repository, self.branch)
@@ -128,10 +140,8 @@ class GravelerDiffTrigger(_GravelerPollingTrigger):
         self.prefix = prefix
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (
-            "graveler_airflow.triggers.graveler.GravelerDiffTrigger",
-            {**self._kwargs(), "ref": self.ref, "prefix": self.prefix},
-        )
+        kwargs = {**self._kwargs(), "ref": self.ref, "prefix": self.prefix}
+        return f"{_MODULE}.GravelerDiffTrigger", kwargs
 
     def check(self, client: Graveler) -> dict[str, Any] | None:
         found = first_difference(client, self.repository, self.branch, self.ref, self.prefix)
@@ -149,8 +159,34 @@ class GravelerDiffTrigger(_GravelerPollingTrigger):
         }
 
 
+class GravelerObjectTrigger(_GravelerPollingTrigger):
+    """Fires when an object is committed at ``path`` on ``ref`` (``branch`` is the ref), or
+    under ``path`` when it ends with ``/``. Writes staged on a branch do not count."""
+
+    def __init__(self, *, path: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.path = path
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return f"{_MODULE}.GravelerObjectTrigger", {**self._kwargs(), "path": self.path}
+
+    def check(self, client: Graveler) -> dict[str, Any] | None:
+        found = find_object(client, self.repository, self.branch, self.path)
+        if found is None:
+            return None
+        commit_id, path = found
+        return {
+            "repository": self.repository,
+            "ref": self.branch,
+            "path": path,
+            "commit_id": commit_id,
+        }
+
+
 def branch_head(client: Graveler, repository: str, branch: str) -> str | None:
     """The commit ID ``branch`` points at, or None while it does not exist."""
+    from graveler.errors import BranchNotFound
+
     try:
         return client.repository(repository).branch(branch).commit_id
     except BranchNotFound:
@@ -162,16 +198,31 @@ def first_difference(
 ) -> tuple[str, str, str] | None:
     """``(branch commit, ref commit, first differing path)`` when the committed contents of
     ``branch`` and ``ref`` differ under ``prefix``, else None (also while the branch is
-    missing)."""
+    missing). The diff seeks to ``prefix``: its cost follows what lies under it."""
+    from graveler.errors import BranchNotFound
+
     repo = client.repository(repository)
     try:
         head = repo.branch(branch).commit_id
     except BranchNotFound:
         return None
     base = repo.resolve(ref).commit.id
-    for d in repo.diff(base, head):  # sorted by path: the prefix's paths are contiguous
-        if d.path.startswith(prefix):
-            return head, base, d.path
-        if d.path > prefix:
-            break
-    return None
+    first = next(iter(repo.diff(base, head, prefix=prefix)), None)
+    return None if first is None else (head, base, first.path)
+
+
+def find_object(client: Graveler, repository: str, ref: str, path: str) -> tuple[str, str] | None:
+    """``(commit ID, path of the object found)`` when the commit ``ref`` resolves to holds
+    ``path`` (or, for a path ending with ``/``, anything under it); None otherwise, also while
+    a branch is missing. Staged writes do not count: the commit returned holds the object."""
+    from graveler.errors import BranchNotFound, ObjectNotFound, RefNotFound
+
+    repo = client.repository(repository)
+    try:
+        commit_id = repo.resolve(ref).commit.id
+        if path.endswith("/"):
+            entry = next(iter(repo.iter_objects(commit_id, path)), None)
+            return None if entry is None else (commit_id, entry.path)
+        return commit_id, repo.stat(commit_id, path).path
+    except (BranchNotFound, ObjectNotFound, RefNotFound):
+        return None

@@ -1,189 +1,127 @@
-"""DAGs driven by tests/airflow (copied into the session's dags folder).
+"""DAGs run by tests/airflow in a real Airflow deployment (copied into its dags folder).
 
-Every DAG takes its repository from ``params.repository`` so that each test works in its own
-repository of the shared refs database.
+Repository ``e2e``; everything a run does comes from its conf:
+
+* ``writes``: ``{path: text}`` staged on the run branch;
+* ``barrier``: ``{"match": TEXT, "count": N}``: after writing, wait until N branches whose
+  name contains TEXT exist (so that N runs are in flight at once), unless a run matching TEXT
+  was already published (a cleared run passes at once);
+* ``gate``: before the barrier, wait until this path exists on ``main`` (the test opens it);
+* ``fail``: the write task raises; ``fail_first_try``: it raises on its first try only.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import DAG, get_current_context, task
 from graveler_airflow import (
-    GravelerCommitOperator,
-    GravelerCommitSensor,
-    GravelerCreateBranchOperator,
-    GravelerDeleteBranchOperator,
-    GravelerDiffSensor,
     GravelerHook,
-    GravelerMergeOperator,
-    GravelerRevertOperator,
+    GravelerObjectSensor,
+    GravelerPruneBranchesOperator,
     GravelerRunBranch,
-    GravelerTagOperator,
     graveler_asset,
 )
 
-REPO = "{{ params.repository }}"
-BARRIER_TIMEOUT = 120.0
-ASSET_REPO = "lake-assets"
+from graveler import runs
+
+if TYPE_CHECKING:
+    from graveler import Repository
+
+REPO = "e2e"
+BARRIER_TIMEOUT = 180.0
+EVENTS = graveler_asset(REPO, "main", "tables/events")
+DECLARED = graveler_asset(REPO, "main", "tables/declared")
+RETRIES = {"retries": 1, "retry_delay": timedelta(seconds=1)}
 
 
-def _wait(predicate: Any, what: str) -> None:
-    deadline = time.monotonic() + BARRIER_TIMEOUT
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"barrier: timed out waiting for {what}")
-        time.sleep(0.1)
+def _write(branch: str) -> None:
+    ctx = get_current_context()
+    conf = ctx["dag_run"].conf or {}
+    if conf.get("fail") or (conf.get("fail_first_try") and ctx["ti"].try_number == 1):
+        raise RuntimeError(f"failing on purpose (try {ctx['ti'].try_number})")
+    with GravelerHook() as hook:
+        repo = hook.get_repository(REPO)
+        for path, text in (conf.get("writes") or {}).items():
+            repo.put(branch, path, text.encode())
+        deadline = time.monotonic() + BARRIER_TIMEOUT
+        while conf.get("gate") and not _exists(repo, conf["gate"]):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"gate {conf['gate']} never opened")
+            time.sleep(0.2)
+        barrier: dict[str, Any] = conf.get("barrier") or {}
+        while barrier and not _passed(repo, barrier["match"], barrier["count"]):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"barrier {barrier} not reached")
+            time.sleep(0.2)
+
+
+def _exists(repo: Repository, path: str) -> bool:
+    try:
+        repo.stat("main", path)
+    except LookupError:
+        return False
+    return True
+
+
+def _passed(repo: Repository, match: str, count: int) -> bool:
+    if sum(match in b.name for b in repo.list_branches()) >= count:
+        return True
+    recent = repo.log("main", amount=50, first_parent=True)
+    return any(match in c.metadata.get(runs.RUN_KEY, "") for c in recent)
 
 
 with (
-    DAG(
-        "graveler_test_run",
-        schedule=None,
-        params={"repository": "lake", "writes": {}, "fail_validation": False},
-        tags=["graveler-tests"],
-    ),
-    GravelerRunBranch(REPO, group_id="run") as run,
+    DAG("e2e_runs", schedule=None, default_args=RETRIES, tags=["graveler-tests"]),
+    GravelerRunBranch(REPO, group_id="run", outlets=[DECLARED]) as run,
 ):
 
     @task
     def write(branch: str) -> None:
-        """Write params.writes on the run branch, then wait at the optional barriers:
-        ``await_branches`` (that many branches besides main exist) and
-        ``await_main_moved`` (main left the run's base commit)."""
-        ctx = get_current_context()
-        p = ctx["params"]
-        with GravelerHook() as hook:
-            repo = hook.get_repository(p["repository"])
-            for path, content in p["writes"].items():
-                repo.put(branch, path, content.encode())
-            if p.get("await_branches"):
-                _wait(lambda: len(repo.list_branches()) > p["await_branches"], "branches")
-            if p.get("await_main_moved"):
-                base = ctx["ti"].xcom_pull(task_ids="run.create_branch", key="base_commit_id")
-                _wait(lambda: repo.branch("main").commit_id != base, "main to move")
+        _write(branch)
 
-    @task
-    def validate(branch: str) -> int:
-        p = get_current_context()["params"]
-        with GravelerHook() as hook:
-            repo = hook.get_repository(p["repository"])
-            count = sum(1 for _ in repo.iter_objects(branch))
-        if p["fail_validation"]:
-            raise ValueError(f"validation failed on {branch}: rejected by the test")
-        return count
-
-    @task
-    def branch_from_template(name: str) -> str:
-        """Receives the branch name through Jinja templating (not through an XComArg)."""
-        return name
-
-    write(run.branch) >> validate(run.branch)
-    branch_from_template(run.branch_template)
+    write(run.branch)
 
 
 with (
-    DAG(
-        "graveler_test_discard",
-        schedule=None,
-        params={"repository": "lake"},
-        tags=["graveler-tests"],
-    ),
+    DAG("e2e_discard", schedule=None, tags=["graveler-tests"]),
     GravelerRunBranch(REPO, group_id="run", delete_on_failure=True) as run,
 ):
 
     @task
     def write_then_fail(branch: str) -> None:
-        p = get_current_context()["params"]
-        with GravelerHook() as hook:
-            hook.get_repository(p["repository"]).put(branch, "doomed.csv", b"x\n")
-        raise RuntimeError("this run fails on purpose")
+        _write(branch)
 
     write_then_fail(run.branch)
 
 
-with DAG(
-    "graveler_test_sensors",
-    schedule=None,
-    params={"repository": "lake", "branch": "incoming", "prev_commit_id": ""},
-    tags=["graveler-tests"],
-):
-    commit_seen = GravelerCommitSensor(
-        task_id="commit_sensor",
+with DAG("e2e_sensor", schedule=None, tags=["graveler-tests"]):
+    GravelerObjectSensor(
+        task_id="wait_for_signal",
         repository=REPO,
-        branch="{{ params.branch }}",
-        prev_commit_id="{{ params.prev_commit_id }}",
-        deferrable=True,
-        trigger_poll_interval=0.2,
-        timeout=300,
-    )
-    diff_seen = GravelerDiffSensor(
-        task_id="diff_sensor",
-        repository=REPO,
-        branch="{{ params.branch }}",
         ref="main",
-        prefix="incoming/",
+        path="signals/ready.csv",
         deferrable=True,
-        trigger_poll_interval=0.2,
-        timeout=300,
+        trigger_poll_interval=0.5,
+        timeout=600,
     )
-    commit_seen >> diff_seen
 
 
-with DAG(
-    "graveler_test_operators",
-    schedule=None,
-    params={"repository": "lake"},
-    tags=["graveler-tests"],
-):
-    create = GravelerCreateBranchOperator(task_id="create", repository=REPO, branch="ops")
-
-    @task
-    def stage() -> None:
-        p = get_current_context()["params"]
-        with GravelerHook() as hook:
-            repo = hook.get_repository(p["repository"])
-            repo.put("ops", "ops/a.csv", b"a\n")
-            repo.put("ops", "shared.csv", b"from ops\n")
-
-    commit = GravelerCommitOperator(
-        task_id="commit",
+with DAG("e2e_prune", schedule=None, tags=["graveler-tests"]):
+    GravelerPruneBranchesOperator(
+        task_id="prune",
         repository=REPO,
-        branch="ops",
-        message="ops run {{ run_id }}",
-        metadata={"source": "{{ dag.dag_id }}"},
+        prefix="{{ dag_run.conf['prefix'] }}",
+        older_than="0s",
     )
-    merge = GravelerMergeOperator(
-        task_id="merge",
-        repository=REPO,
-        source_ref="ops",
-        destination_branch="main",
-        strategy="source-wins",
-    )
-    tag = GravelerTagOperator(
-        task_id="tag", repository=REPO, tag="release-1", ref="{{ ti.xcom_pull('merge') }}"
-    )
-    revert = GravelerRevertOperator(
-        task_id="revert",
-        repository=REPO,
-        branch="main",
-        ref="{{ ti.xcom_pull('merge') }}",
-        parent_number=1,
-    )
-    delete = GravelerDeleteBranchOperator(task_id="delete", repository=REPO, branch="ops")
-    create >> stage() >> commit >> merge >> tag >> revert >> delete
 
 
-with DAG(
-    "graveler_test_downstream",
-    schedule=[graveler_asset(ASSET_REPO, "main", "tables/daily")],
-    params={"repository": ASSET_REPO},
-    tags=["graveler-tests"],
-):
+with DAG("e2e_downstream", schedule=[EVENTS], tags=["graveler-tests"]):
 
     @task
     def consume() -> None:
-        """Scheduled by data landing in main under tables/daily."""
+        """Scheduled by merges that change tables/events in main."""
 
     consume()

@@ -1,0 +1,172 @@
+"""Read views: what a read at a ref needs (the commit, and for a branch name its staged
+entries), found without a database round trip whenever that is safe.
+
+* A full commit ID names an immutable commit: its view is kept per client.
+* A plain branch name reads through :meth:`graveler.refs.port.StagingStore.branch_view`,
+  which re-reads the branch whenever anything was committed since (by any process) and
+  otherwise hands back the view it already has; the view of the commit it points at is
+  kept beside it.
+* Anything else (tags, commit-ID prefixes, ``~``/``^`` expressions) goes through
+  :func:`graveler.resolve.resolve` on every call.
+
+:class:`ReadCache` also keeps decoded object entries: committed records (and staged entries)
+never change, so an entry decoded once is handed out again, up to a bounded count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import Protocol, TypeVar, cast
+
+from graveler import entry as entries
+from graveler.committed.manager import CommittedManager
+from graveler.committed.record import ValueRecord
+from graveler.errors import BranchNotFound
+from graveler.model import Branch, Commit, ResolvedRef, StagedEntry
+from graveler.refexpr import looks_like_commit_prefix, parse_ref
+from graveler.refs.port import BranchView, StagingStore
+from graveler.staging import merged_staging, staged_lookup
+
+#: Decoded entries a client keeps (about 600 bytes each).
+ENTRY_CACHE_SIZE = 32_768
+#: Views of commit IDs and branches a client keeps.
+VIEW_CACHE_SIZE = 4_096
+#: A record as the entry cache keys it: (key, identity, value).
+Record = tuple[bytes, bytes | None, bytes]
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+@dataclass(frozen=True, slots=True)
+class ReadView:
+    """What a read at a ref sees: ``commit``'s tree, under ``staged`` for a branch.
+    ``get`` looks a key up in the tree (``CommittedManager.get`` bound to its metarange)."""
+
+    commit: Commit
+    get: Callable[[bytes], ValueRecord | None]
+    staged: BranchView | None = None
+
+
+class Reader(Protocol):
+    """What :meth:`ReadCache.view` needs of a repository (a narrow part of RepoContext)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def staging(self) -> StagingStore: ...
+
+    @property
+    def committed(self) -> CommittedManager: ...
+
+    def get_commit(self, commit_id: str) -> Commit: ...
+
+    def resolve(self, ref: str) -> ResolvedRef: ...
+
+
+class ReadCache:
+    """Per-client caches of read views and decoded entries (thread-safe: single dict
+    operations only, and a full cache is emptied rather than evicted from)."""
+
+    def __init__(self, entry_limit: int = ENTRY_CACHE_SIZE) -> None:
+        # Views of full commit IDs: ref -> (repository name, view).
+        self._commits: dict[str, tuple[str, ReadView]] = {}
+        # Views of branch names: ref -> (repository name, view of the branch as last read).
+        self._branches: dict[str, tuple[str, ReadView]] = {}
+        # Decoded entries by record, ``(key, identity, value)``: a committed ValueRecord (whose
+        # bytes keep their hashes) or an equal tuple built from a staged entry.
+        self._entries: dict[Record, entries.ObjectEntry] = {}
+        self._entry_limit = entry_limit
+
+    def view(self, repo: Reader, ref: str) -> ReadView:
+        """The view of ``ref`` (see the module docstring). Raises InvalidRef, RefNotFound."""
+        name = repo.name
+        hit = self._commits.get(ref)
+        if hit is not None and hit[0] == name:
+            return hit[1]
+        known = self._branches.get(ref)
+        if known is not None and known[0] == name:  # a branch last time: is it still?
+            try:
+                branch = repo.staging.branch_view(name, ref)
+            except BranchNotFound:
+                pass
+            else:
+                return known[1] if known[1].staged is branch else self._branch_read(repo, branch)
+        return self._resolve(repo, ref)
+
+    def _resolve(self, repo: Reader, ref: str) -> ReadView:
+        if type(ref) is str and len(ref) == 64 and looks_like_commit_prefix(ref):
+            view = _view_of(repo, repo.resolve(ref).commit)
+            if view.commit.id == ref:
+                _remember(self._commits, ref, (repo.name, view))
+            return view
+        expr = parse_ref(ref)
+        if expr.is_plain and expr.base == ref:
+            try:
+                branch = repo.staging.branch_view(repo.name, ref)
+            except BranchNotFound:
+                pass
+            else:
+                return self._branch_read(repo, branch)
+        resolved = repo.resolve(ref)
+        if resolved.branch is None:
+            return _view_of(repo, resolved.commit)
+        return _view_of(repo, resolved.commit, TokenStaging(repo.staging, resolved.branch))
+
+    def _branch_read(self, repo: Reader, branch: BranchView) -> ReadView:
+        view = _view_of(repo, repo.get_commit(branch.branch.commit_id), branch)
+        _remember(self._branches, branch.branch.name, (repo.name, view))
+        return view
+
+    def entry(self, record: Record) -> entries.ObjectEntry:
+        """The decoded entry of a record ``(key, identity, value)``. Raises CorruptFile."""
+        found = self._entries.get(record)
+        if found is None:
+            found = entries.decode(record[0], record[2])
+            _remember(self._entries, record, found, self._entry_limit)
+        return found
+
+    def entries(self, records: list[ValueRecord | None]) -> list[entries.ObjectEntry | None]:
+        """:meth:`entry` of every record (None stays None), in order: one C-level pass over
+        the cache, then a decode of each record it did not hold."""
+        lookup = cast(Callable[[object], entries.ObjectEntry | None], self._entries.get)
+        out = list(map(lookup, records))
+        for i in [i for i, e in enumerate(out) if e is None]:
+            rec = records[i]
+            if rec is not None:
+                out[i] = self.entry(rec)
+        return out
+
+    def clear(self) -> None:
+        self._commits.clear()
+        self._branches.clear()
+        self._entries.clear()
+
+
+def _view_of(repo: Reader, commit: Commit, staged: BranchView | None = None) -> ReadView:
+    return ReadView(commit, partial(repo.committed.get, commit.metarange_id), staged)
+
+
+def _remember(cache: dict[K, V], key: K, value: V, limit: int = VIEW_CACHE_SIZE) -> None:
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = value
+
+
+class TokenStaging:
+    """The staged entries of a branch row resolved by other means (a ref expression that
+    keeps its branch): looked up token by token, as of each call."""
+
+    def __init__(self, staging: StagingStore, branch: Branch) -> None:
+        self.branch = branch
+        self.clean = False
+        self._staging = staging
+        self._tokens = (branch.staging_token, *branch.sealed_tokens)
+
+    def lookup(self, key: bytes) -> StagedEntry | None:
+        return staged_lookup(self._staging, self._tokens, key)
+
+    def iter_staged(self, start: bytes = b"", prefix: bytes = b"") -> Iterator[StagedEntry]:
+        return merged_staging(self._staging, self._tokens, start, prefix)

@@ -1,0 +1,1 @@
+"""The ``graveler://`` filesystem of Airflow's object storage."""

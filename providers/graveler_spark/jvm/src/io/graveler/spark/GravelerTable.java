@@ -1,0 +1,117 @@
+package io.graveler.spark;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/** The Python table, declaring the partitioning the writer asked for. */
+final class GravelerTable implements SupportsRead, SupportsWrite {
+  private final Table python;
+  private final Transform[] partitioning;
+
+  GravelerTable(Table python, Transform[] partitioning) {
+    this.python = python;
+    this.partitioning = partitioning;
+  }
+
+  @Override
+  public String name() {
+    return python.name();
+  }
+
+  @Override
+  public StructType schema() {
+    return python.schema();
+  }
+
+  @Override
+  public Transform[] partitioning() {
+    return partitioning;
+  }
+
+  @Override
+  public Set<TableCapability> capabilities() {
+    return python.capabilities();
+  }
+
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    return ((SupportsRead) python).newScanBuilder(GravelerTableProvider.withSession(options));
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    Map<String, String> options =
+        new HashMap<>(GravelerTableProvider.withSession(info.options()).asCaseSensitiveMap());
+    List<String> columns = partitionColumns();
+    if (!columns.isEmpty()) {
+      options.put("partitionBy", String.join(",", columns));
+    }
+    return ((SupportsWrite) python).newWriteBuilder(new WriteInfo(info, options));
+  }
+
+  /** Names of identity-partition columns; other transforms (bucket, days...) are refused. */
+  private List<String> partitionColumns() {
+    List<String> names = new ArrayList<>();
+    for (Transform t : partitioning) {
+      NamedReference[] refs = t.references();
+      if (!"identity".equals(t.name()) || refs.length != 1) {
+        throw new IllegalArgumentException(
+            "graveler tables are partitioned by columns (partitionBy), not by " + t.describe());
+      }
+      names.add(String.join(".", refs[0].fieldNames()));
+    }
+    return names;
+  }
+
+  /** The writer's logical info with extra options. */
+  private static final class WriteInfo implements LogicalWriteInfo {
+    private final LogicalWriteInfo info;
+    private final CaseInsensitiveStringMap options;
+
+    WriteInfo(LogicalWriteInfo info, Map<String, String> options) {
+      this.info = info;
+      this.options = new CaseInsensitiveStringMap(options);
+    }
+
+    @Override
+    public CaseInsensitiveStringMap options() {
+      return options;
+    }
+
+    @Override
+    public String queryId() {
+      return info.queryId();
+    }
+
+    @Override
+    public StructType schema() {
+      return info.schema();
+    }
+
+    @Override
+    public Optional<StructType> rowIdSchema() {
+      return info.rowIdSchema();
+    }
+
+    @Override
+    public Optional<StructType> metadataSchema() {
+      return info.metadataSchema();
+    }
+  }
+}

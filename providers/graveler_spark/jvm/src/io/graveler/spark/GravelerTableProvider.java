@@ -1,0 +1,72 @@
+package io.graveler.spark;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * The {@code graveler} format on the JVM: a thin wrapper over the Python data source of the
+ * same name (registered by the {@code pyspark_graveler} module or {@code graveler_spark.register}).
+ *
+ * <p>It exists because Spark checks {@code .partitionBy(...)} against the partitioning a table
+ * declares, and a Python data source cannot declare any. This provider accepts the partitioning
+ * the writer asks for, declares it on the table, and hands it to the Python writer as the
+ * {@code partitionBy} option. It also passes the session settings the Python side cannot read
+ * (partition overwrite mode, filter pushdown, the default parallelism) as options. Everything
+ * else is the Python source.
+ */
+public final class GravelerTableProvider implements TableProvider, DataSourceRegister {
+  public static final String NAME = "graveler";
+  static final String PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled";
+  static final String OVERWRITE_CONF = "spark.sql.sources.partitionOverwriteMode";
+
+  private final PythonDataSourceV2 python = new PythonDataSourceV2();
+
+  public GravelerTableProvider() {
+    python.setShortName(NAME);
+  }
+
+  @Override
+  public String shortName() {
+    return NAME;
+  }
+
+  @Override
+  public StructType inferSchema(CaseInsensitiveStringMap options) {
+    return python.inferSchema(withSession(options));
+  }
+
+  @Override
+  public boolean supportsExternalMetadata() {
+    return true;
+  }
+
+  @Override
+  public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+    Map<String, String> props = withSession(new CaseInsensitiveStringMap(properties));
+    Table table = python.getTable(schema, new Transform[0], props);
+    return new GravelerTable(table, partitioning);
+  }
+
+  /** {@code options} plus the session settings the Python data source cannot see. */
+  static CaseInsensitiveStringMap withSession(CaseInsensitiveStringMap options) {
+    SQLConf conf = SQLConf.get();
+    Map<String, String> out = new HashMap<>(options.asCaseSensitiveMap());
+    out.put("__pushdown", conf.getConfString(PUSHDOWN_CONF, "false"));
+    SparkSession.getActiveSession()
+        .foreach(s -> out.put("__parallelism", String.valueOf(s.sparkContext().defaultParallelism())));
+    if (!options.containsKey("partitionOverwriteMode")) {
+      out.put("partitionOverwriteMode", conf.getConfString(OVERWRITE_CONF, "static"));
+    }
+    return new CaseInsensitiveStringMap(out);
+  }
+}

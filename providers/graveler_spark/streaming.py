@@ -1,0 +1,103 @@
+"""Streaming writes: ``df.writeStream.format("graveler")``, one commit per micro-batch.
+
+    (events.writeStream.format("graveler")
+        .option("checkpointLocation", "/checkpoints/events")
+        .start("graveler://lake/ingest/tables/events"))
+
+Each micro-batch's tasks write files as a batch write does (any format, ``partitionBy``);
+the driver's ``commit(messages, batch_id)`` stages them and commits the branch in one go, with
+the stream's identity and the batch ID in the commit metadata (``graveler.spark.stream``,
+``graveler.spark.batch``).
+
+Exactly once on restart: Spark re-runs a micro-batch whose commit it had not recorded in the
+checkpoint when the query stopped. Before committing, the driver looks for a commit of this
+stream and batch among the branch's recent commits (``LOOKBACK``); when it finds one, the batch
+landed already: the re-run's files are deleted and nothing is staged. Files a crashed attempt
+of the same batch left staged but uncommitted (their user metadata names the stream and batch)
+are removed in the same staging transaction. The stream's identity is the option ``stream_id``,
+else the ``checkpointLocation`` (the same for every restart of one query), else the target URI.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
+
+from graveler import Graveler
+from graveler_spark.commit import _entry, delete_job_files
+from graveler_spark.job import WriteJob, WrittenFile, new_job_id
+from graveler_spark.storage import store_for
+from graveler_spark.tables import stage_table_write
+from graveler_spark.writer import GravelerWriter, WrittenFiles
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from graveler import Repository
+
+STREAM_KEY = "graveler.spark.stream"
+BATCH_KEY = "graveler.spark.batch"
+STAGED_KEY = "graveler-spark-stream-batch"  # user metadata of files staged by a batch
+LOOKBACK = 200  # commits searched for a batch that already landed
+
+
+class GravelerStreamWriter(DataSourceStreamArrowWriter):
+    """``write`` runs in executors (a fresh job ID per task, so batches never share file
+    names); ``commit`` and ``abort`` run on the driver once per micro-batch."""
+
+    def __init__(self, job: WriteJob, stream_id: str) -> None:
+        self.job = job
+        self.stream_id = stream_id
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenFiles:
+        task_job = dataclasses.replace(self.job, job_id=new_job_id())
+        return GravelerWriter(task_job, announced=self.job.scratch_prefix).write(iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        files = _files(messages)
+        with Graveler(settings=self.job.settings) as gv:
+            repo = gv.repository(self.job.target.repository)
+            if self._landed(repo, batchId):
+                self._delete(files)
+                return
+            self._stage_and_commit(repo, files, batchId)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        self._delete(_files(messages))
+
+    def _landed(self, repo: Repository, batch_id: int) -> bool:
+        wanted = {STREAM_KEY: self.stream_id, BATCH_KEY: str(batch_id)}
+        return any(
+            all(c.metadata.get(k) == v for k, v in wanted.items())
+            for c in repo.log(self.job.target.ref, LOOKBACK)
+        )
+
+    def _stage_and_commit(self, repo: Repository, files: list[WrittenFile], batch_id: int) -> None:
+        job, tag = self.job, f"{self.stream_id}#{batch_id}"
+        metadata = {**job.object_metadata, STAGED_KEY: tag}
+        entries = [_entry(f, metadata) for f in files]
+        leftovers = [
+            e.path
+            for e in repo.iter_objects(job.target.ref, f"{job.target.path}/")
+            if e.metadata.get(STAGED_KEY) == tag
+        ]
+        write = dataclasses.replace(job.table_write(), job_id=f"{job.job_id}-{batch_id}")
+        try:
+            stage_table_write(repo, write, entries, also_delete=leftovers)
+        except BaseException:
+            self._delete(files)
+            raise
+        message = job.commit_message or f"stream {self.stream_id}: batch {batch_id}"
+        meta = {**job.commit_metadata, STREAM_KEY: self.stream_id, BATCH_KEY: str(batch_id)}
+        repo.commit(job.target.ref, message, metadata=meta, allow_empty=True)
+
+    def _delete(self, files: list[WrittenFile]) -> None:
+        store = store_for(self.job.namespace, self.job.settings.store_options)
+        delete_job_files(store, self.job, files)
+
+
+def _files(messages: list[WriterCommitMessage | None]) -> list[WrittenFile]:
+    return [f for m in messages if isinstance(m, WrittenFiles) for f in m.files]

@@ -1,0 +1,319 @@
+"""Runs publish exactly once under the real Airflow: scheduler, dag-processor, triggerer and
+api-server on PostgreSQL with LocalExecutor (:mod:`tests.airflow.deployment`).
+
+One scenario drives the deployment through its REST API; the tests below check what it left
+in Airflow and in the lake. Phase 1, all at once: a deferred object sensor, four concurrent
+run-branch runs (one of them retried), two runs whose writes conflict, a run that fails and
+keeps its branch, a run that fails and discards it, and the example ETL DAG (PySpark).
+Phase 2: clear the merge task of a finished run, clear a whole finished
+run, prune kept branches (operator and CLI).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graveler import runs
+from graveler.client import Graveler
+from graveler.fsck import fsck
+from graveler.repository import Repository
+from tests.airflow.deployment import Deployment
+
+# The first test's setup starts Airflow and runs the whole scenario (minutes on a busy machine).
+pytestmark = pytest.mark.timeout(1800)
+
+RUNS = "e2e_runs"
+CONCURRENT = [f"r-concurrent-{i}" for i in range(1, 5)]
+CONFLICTING = ["r-conflict-1", "r-conflict-2"]
+ETL = "graveler_example_etl"
+ALL_RUNS = [(RUNS, r) for r in [*CONCURRENT, *CONFLICTING, "r-failed"]] + [
+    ("e2e_discard", "f-1"),
+    ("e2e_sensor", "s-1"),
+    ("e2e_prune", "p-1"),
+    (ETL, "etl-good"),
+]
+GATE = "gates/sensor-deferred"
+GOOD = "city,temp_c\nLisbon,21.5\nOslo,4.0\nQuito,\n"
+
+
+@dataclass
+class Scenario:
+    """What the scenario did and saw."""
+
+    states: dict[str, str] = field(default_factory=dict)
+    merges: dict[str, str] = field(default_factory=dict)  # run id -> merge task's return
+    sensor_deferred: bool = False
+    cleared: dict[str, str] = field(default_factory=dict)  # run id -> state after the clear
+    pruned: list[str] = field(default_factory=list)
+    cli_pruned: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def identity(dag_id: str, run_id: str) -> str:
+    return f"airflow/{dag_id}/{run_id}/run"
+
+
+def _concurrent_conf(i: int) -> dict[str, Any]:
+    writes = {f"tables/events/part={i}/data.csv": f"id\n{i}\n", f"tables/declared/r{i}.csv": "x\n"}
+    if i == 3:
+        writes["tables/undeclared/r3.csv"] = "nobody declares this table\n"
+    if i == 4:
+        writes["signals/ready.csv"] = "go\n"
+    barrier = {"match": "r-concurrent", "count": 4}
+    conf: dict[str, Any] = {"writes": writes, "barrier": barrier, "gate": GATE}
+    return conf | ({"fail_first_try": True} if i == 2 else {})
+
+
+def _start_etl(airflow: Deployment, landing: Path) -> None:
+    """The example ETL DAG (PySpark) with good data: the slowest run, so it starts first and
+    is waited for last. (Its failure path is any failed run's: ``r-failed`` and ``f-1``.)"""
+    (landing / "good.csv").write_text(GOOD)
+    conf = {"repository": "weather", "landing": str(landing / "good.csv")}
+    airflow.trigger(ETL, "etl-good", conf)
+
+
+def _sensor_deferred(airflow: Deployment) -> bool:
+    sensor = airflow.tasks("e2e_sensor", "s-1").get("wait_for_signal", {})
+    return sensor.get("state") == "deferred"
+
+
+def _phase_one(airflow: Deployment, lake: Repository, seen: Scenario) -> None:
+    """Everything at once; the concurrent runs wait at a gate the test opens once the sensor
+    has deferred, so that the object it waits for lands while it waits in the triggerer."""
+    airflow.trigger("e2e_sensor", "s-1")
+    for i, run_id in enumerate(CONCURRENT, start=1):
+        airflow.trigger(RUNS, run_id, _concurrent_conf(i))
+    for run_id, text in zip(CONFLICTING, ("first\n", "second\n"), strict=True):
+        writes = {"tables/shared/data.csv": text}
+        airflow.trigger(
+            RUNS, run_id, {"writes": writes, "barrier": {"match": "r-conflict", "count": 2}}
+        )
+    airflow.trigger(RUNS, "r-failed", {"writes": {"tables/failed/x.csv": "kept\n"}, "fail": True})
+    airflow.trigger("e2e_discard", "f-1", {"writes": {"tables/doomed/x.csv": "x\n"}, "fail": True})
+    airflow.wait(lambda: _sensor_deferred(airflow), "the object sensor to defer", 300)
+    seen.sensor_deferred = True
+    lake.put("main", GATE, b"open")
+    lake.commit("main", "open the gate")
+    everything = [(RUNS, r) for r in [*CONCURRENT, *CONFLICTING, "r-failed"]]
+    everything += [("e2e_discard", "f-1"), ("e2e_sensor", "s-1")]
+    seen.states = airflow.wait_finished(everything, timeout=600)
+
+
+def _phase_two(airflow: Deployment, seen: Scenario) -> None:
+    airflow.clear(RUNS, "r-concurrent-1", ["run.merge"])  # the merge task of a finished run
+    airflow.clear(RUNS, "r-concurrent-3")  # a whole finished run
+    prefix = "airflow-e2e_runs-r-conflict"
+    airflow.trigger("e2e_prune", "p-1", {"prefix": prefix})
+    done = airflow.wait_finished(
+        [(RUNS, "r-concurrent-1"), (RUNS, "r-concurrent-3"), ("e2e_prune", "p-1")]
+    )
+    seen.cleared = {r: done[r] for r in ("r-concurrent-1", "r-concurrent-3")}
+    seen.states["p-1"] = done["p-1"]
+    seen.pruned = airflow.xcom("e2e_prune", "p-1", "prune")
+
+
+def _cli_prune(airflow: Deployment) -> list[str]:
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("graveler")),
+            "--home",
+            str(airflow.graveler_home),
+            "--database-url",
+            airflow.database_url,
+            "--json",
+            "branch",
+            "prune",
+            "graveler://e2e",
+            "--older-than",
+            "0s",
+            "--prefix",
+            "airflow-e2e_runs-r-failed",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return [b["name"] for b in json.loads(done.stdout)["branches"]]
+
+
+@pytest.fixture(scope="module")
+def scenario(
+    deployment: Deployment, lake: Graveler, tmp_path_factory: pytest.TempPathFactory
+) -> Scenario:
+    seen = Scenario()
+    lake.create_repository("e2e", (deployment.base / "e2e-namespace").as_uri())
+    lake.create_repository("weather", (deployment.base / "weather-namespace").as_uri())
+    started = time.monotonic()
+    try:
+        _start_etl(deployment, tmp_path_factory.mktemp("landing"))
+        _phase_one(deployment, lake.repository("e2e"), seen)
+        seen.seconds["phase 1"] = time.monotonic() - started
+        for run_id in [*CONCURRENT, *CONFLICTING]:
+            if seen.states[run_id] == "success":
+                seen.merges[run_id] = deployment.xcom(RUNS, run_id, "run.merge")
+        _phase_two(deployment, seen)
+        seen.cli_pruned = _cli_prune(deployment)
+        seen.seconds["phase 2"] = time.monotonic() - started - seen.seconds["phase 1"]
+        etl = deployment.wait_finished([(ETL, "etl-good")], timeout=900)
+        seen.states |= etl
+    finally:
+        seen.seconds["total"] = time.monotonic() - started
+        print(f"\nAirflow e2e: {deployment.timings} {seen.seconds}")
+        print(deployment.timeline(ALL_RUNS))
+    return seen
+
+
+def _publications(repo: Repository) -> dict[str, list[str]]:
+    """Merge commits on main's first-parent history, by the run identity they carry."""
+    found: dict[str, list[str]] = {}
+    for commit in repo.log("main", first_parent=True):
+        run = commit.metadata.get(runs.RUN_KEY)
+        if run is not None:
+            found.setdefault(run, []).append(commit.id)
+    return found
+
+
+def test_concurrent_runs_and_a_retried_one_each_publish_exactly_once(
+    scenario: Scenario, deployment: Deployment, lake: Graveler
+) -> None:
+    repo = lake.repository("e2e")
+    published = _publications(repo)
+    for run_id in CONCURRENT:
+        assert scenario.states[run_id] == "success", (run_id, deployment.tasks(RUNS, run_id))
+        assert published[identity(RUNS, run_id)] == [scenario.merges[run_id]], run_id
+        merge = deployment.tasks(RUNS, run_id)["run.merge"]
+        assert merge["state"] == "success"
+    branch = deployment.xcom(RUNS, "r-concurrent-1", "run.create_branch")
+    links = deployment.get(
+        f"/api/v2/dags/{RUNS}/dagRuns/r-concurrent-1/taskInstances/run.create_branch/links"
+    )
+    shown = links["extra_links"]  # what the task page of the UI shows
+    assert shown == {"Graveler run branch": f"graveler://e2e/{branch}"}
+    retried = deployment.tasks(RUNS, "r-concurrent-2")["run.write"]
+    assert retried["try_number"] == 2 and retried["state"] == "success"
+    for i in range(1, 5):
+        assert repo.get("main", f"tables/events/part={i}/data.csv") == f"id\n{i}\n".encode()
+    assert not [b.name for b in repo.list_branches() if "r-concurrent" in b.name]
+
+
+def test_a_conflict_fails_once_without_retry_and_keeps_its_branch_as_it_says(
+    scenario: Scenario, deployment: Deployment, lake: Graveler
+) -> None:
+    repo = lake.repository("e2e")
+    outcome = sorted(scenario.states[r] for r in CONFLICTING)
+    assert outcome == ["failed", "success"], scenario.states
+    winner = next(r for r in CONFLICTING if scenario.states[r] == "success")
+    loser = next(r for r in CONFLICTING if scenario.states[r] == "failed")
+    merge = deployment.tasks(RUNS, loser)["run.merge"]
+    assert merge["state"] == "failed" and merge["try_number"] == 1  # retries=1, not retried
+    log = deployment.task_log(RUNS, loser, "run.merge", 1)
+    assert "Merge conflict publishing run" in log and "tables/shared/data.csv" in log
+    assert "the run's writes are kept, committed as" in log
+    assert identity(RUNS, loser) not in _publications(repo)
+    expected = "first\n" if winner == "r-conflict-1" else "second\n"
+    assert repo.get("main", "tables/shared/data.csv") == expected.encode()
+    # The branch was kept as the message said, until the prune operator removed it.
+    assert any(loser in name for name in scenario.pruned), scenario.pruned
+
+
+def test_a_failed_run_keeps_main_untouched(
+    scenario: Scenario, deployment: Deployment, lake: Graveler
+) -> None:
+    repo = lake.repository("e2e")
+    published = _publications(repo)
+    assert scenario.states["r-failed"] == "failed"
+    assert deployment.tasks(RUNS, "r-failed")["run.merge"]["state"] == "upstream_failed"
+    assert identity(RUNS, "r-failed") not in published
+    assert [n for n in scenario.cli_pruned if "r-failed" in n]  # kept, then pruned by the CLI
+    assert scenario.states["f-1"] == "failed"
+    discard = deployment.tasks("e2e_discard", "f-1")
+    assert discard["run.discard"]["state"] == "success"
+    assert identity("e2e_discard", "f-1") not in published
+    names = [b.name for b in repo.list_branches()]
+    assert not [n for n in names if "e2e_discard" in n or "r-failed" in n or "r-conflict" in n]
+    with pytest.raises(LookupError):
+        repo.stat("main", "tables/doomed/x.csv")
+
+
+def test_clearing_a_finished_run_or_its_merge_never_merges_twice(
+    scenario: Scenario, deployment: Deployment, lake: Graveler
+) -> None:
+    repo = lake.repository("e2e")
+    published = _publications(repo)
+    assert scenario.cleared == {"r-concurrent-1": "success", "r-concurrent-3": "success"}
+    for run_id in ("r-concurrent-1", "r-concurrent-3"):
+        assert published[identity(RUNS, run_id)] == [scenario.merges[run_id]]
+        assert deployment.xcom(RUNS, run_id, "run.merge") == scenario.merges[run_id]
+    assert deployment.tasks(RUNS, "r-concurrent-3")["run.create_branch"]["try_number"] == 2
+    assert not [b.name for b in repo.list_branches() if "r-concurrent" in b.name]
+
+
+def test_the_deferred_sensor_resumed_with_the_commit_holding_the_object(
+    scenario: Scenario, deployment: Deployment, lake: Graveler
+) -> None:
+    assert scenario.sensor_deferred and scenario.states["s-1"] == "success"
+    seen = deployment.xcom("e2e_sensor", "s-1", "wait_for_signal")
+    repo = lake.repository("e2e")
+    assert repo.stat(seen, "signals/ready.csv").size == 3
+    assert seen in [c.id for c in repo.log("main", first_parent=True)]
+
+
+def test_orchestrator_and_main_agree(
+    scenario: Scenario, deployment: Deployment, lake: Graveler
+) -> None:
+    """Every successful run published once, nothing else did; asset events name exactly the
+    merges; no asset was created on the fly."""
+    repo = lake.repository("e2e")
+    published = _publications(repo)
+    succeeded = {
+        identity(RUNS, r) for r in [*CONCURRENT, *CONFLICTING] if scenario.states[r] == "success"
+    }
+    assert set(published) == succeeded and all(len(c) == 1 for c in published.values())
+    events = deployment.asset_events("graveler://e2e/main/tables/events")
+    concurrent = {scenario.merges[r] for r in CONCURRENT}
+    assert {e["extra"]["commit_id"] for e in events} == concurrent
+    first = [e for e in events if not e["extra"]["replayed"]]
+    assert sorted(e["extra"]["commit_id"] for e in first) == sorted(concurrent)
+    replays = sorted(e["extra"]["run"] for e in events if e["extra"]["replayed"])
+    assert replays == sorted(identity(RUNS, r) for r in ("r-concurrent-1", "r-concurrent-3"))
+    declared = deployment.asset_events("graveler://e2e/main/tables/declared")
+    assert {e["extra"]["commit_id"] for e in declared if e["extra"]["changes"]} == concurrent
+    assert deployment.asset("graveler://e2e/main/tables/undeclared") is None
+    assert deployment.dag_runs("e2e_downstream")  # scheduled by those events
+    report = fsck(repo, verify_objects=True)
+    assert report.clean, report.problems
+
+
+def test_the_example_etl_dag_merges_its_clean_data(
+    scenario: Scenario, deployment: Deployment, lake: Graveler
+) -> None:
+    import io
+
+    import pyarrow.parquet as pq
+
+    repo = lake.repository("weather")
+    assert scenario.states["etl-good"] == "success", deployment.tasks(ETL, "etl-good")
+    assert _publications(repo) == {identity(ETL, "etl-good"): [repo.branch("main").commit_id]}
+    rows = [
+        r
+        for e in repo.iter_objects("main", "clean/weather/")
+        if not e.path.rsplit("/", 1)[-1].startswith("_")  # the table marker of an overwrite
+        for r in pq.read_table(io.BytesIO(repo.get("main", e.path))).to_pylist()
+    ]
+    assert sorted(r["city"] for r in rows) == ["Lisbon", "Oslo"]
+    assert {r["city"]: r["temp_f"] for r in rows}["Lisbon"] == 70.7
+    assert repo.get("main", "raw/weather.csv").decode() == GOOD
+    assert [b.name for b in repo.list_branches()] == ["main"]
+    report = fsck(repo, verify_objects=True)
+    assert report.clean, report.problems

@@ -1,0 +1,94 @@
+"""The Dagster project the deployment test serves with a real code server, webserver and daemon
+(and runs once with ``dagster asset materialize -f`` against the same instance).
+
+Graveler's refs live in Dagster's own PostgreSQL database (the resource's default when
+``dagster.yaml`` has PostgreSQL storage); its cache and namespace under
+``$GRAVELER_E2E_DIR/lakehome`` (not ``graveler/``: the working directory is on ``sys.path``).
+
+* ``events`` (3 static partitions): three runs of it at once, which wait for each other, so
+  they overlap and merge concurrently;
+* ``extracted`` -> ``checked``: ``checked`` fails while ``$GRAVELER_E2E_DIR/fail`` exists
+  (a failure, then its re-execution from failure);
+* ``prices`` -> ``report``: ``prices`` writes the version in ``$GRAVELER_E2E_DIR/prices``;
+  ``report`` records the version it read (downstream right after upstream);
+* ``ingested`` reads ``incoming/feed`` (written outside Dagster) in runs requested by the diff
+  sensor on ``incoming/``.
+"""
+
+import os
+import time
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+from graveler_dagster import GravelerResource, build_graveler_diff_sensor, graveler_definitions
+
+WORKDIR = Path(os.environ.get("GRAVELER_E2E_DIR", "."))
+INTERVAL = int(os.environ.get("GRAVELER_E2E_SENSOR_INTERVAL", "30"))
+PARTS = dg.StaticPartitionsDefinition(["a", "b", "c"])
+
+
+@dg.asset(partitions_def=PARTS)
+def events(context: dg.AssetExecutionContext) -> pd.DataFrame:
+    """Waits (at most a minute) until the runs of all three partitions are running: they
+    overlap, so their commits and merges are concurrent."""
+    (WORKDIR / f"started-{context.partition_key}").touch()
+    deadline = time.monotonic() + 60
+    while len(list(WORKDIR.glob("started-*"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return pd.DataFrame({"part": [context.partition_key] * 3, "n": [1, 2, 3]})
+
+
+@dg.asset
+def extracted() -> pd.DataFrame:
+    return pd.DataFrame({"v": [1, 2, 3]})
+
+
+@dg.asset
+def checked(extracted: pd.DataFrame) -> pd.DataFrame:
+    if (WORKDIR / "fail").exists():
+        raise RuntimeError("upstream system not ready")
+    return extracted.assign(ok=True)
+
+
+@dg.asset
+def prices() -> pd.DataFrame:
+    version = int((WORKDIR / "prices").read_text())
+    return pd.DataFrame({"version": [version], "price": [10.0 * version]})
+
+
+@dg.asset
+def report(prices: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"version_read": prices["version"]})
+
+
+incoming_feed = dg.AssetSpec(["incoming", "feed"])
+
+
+@dg.asset(ins={"feed": dg.AssetIn(incoming_feed.key)})
+def ingested(feed: pd.DataFrame) -> pd.DataFrame:
+    return feed.assign(ingested=True)
+
+
+ingested_job = dg.define_asset_job("ingest", selection=[ingested])
+on_incoming = build_graveler_diff_sensor(
+    "lake", "main", "incoming/", ingested_job, minimum_interval_seconds=INTERVAL
+)
+pieces = graveler_definitions(
+    GravelerResource(repository="lake", home=str(WORKDIR / "lakehome")),
+    sensor_interval_seconds=INTERVAL,
+    extra_sensors=[on_incoming],
+)
+
+defs = dg.Definitions(
+    assets=[events, extracted, checked, prices, report, incoming_feed, ingested],
+    jobs=[
+        ingested_job,
+        dg.define_asset_job("events_job", selection=[events], partitions_def=PARTS),
+        dg.define_asset_job("etl", selection=[extracted, checked]),
+        dg.define_asset_job("prices_job", selection=[prices]),
+        dg.define_asset_job("report_job", selection=[report]),
+    ],
+    executor=dg.in_process_executor,  # one process per run: 2 cores
+    **pieces,
+)

@@ -1,0 +1,41 @@
+"""SQLite durability levels: writes of staged entries (stage, drop) commit with
+``synchronous=NORMAL``, every other write (branch moves, commits, tags, repositories) with
+``synchronous=FULL`` (see
+``graveler.refs.db.Database.write``). The crash trials of ``tests/stress`` check what this
+means for a killed process: every acknowledged write is still there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import event
+
+from graveler.model import StagedEntry
+from graveler.refs.sql import SqlMetadataStore
+from tests.refs.conftest import new_repository
+
+
+def _synchronous_levels(store: SqlMetadataStore) -> list[int]:
+    """Records the ``synchronous`` level in force at every BEGIN IMMEDIATE."""
+    levels: list[int] = []
+
+    def before(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
+        if statement.startswith("BEGIN IMMEDIATE"):
+            dbapi = conn.connection.dbapi_connection
+            levels.append(dbapi.execute("PRAGMA synchronous").fetchone()[0])
+
+    event.listen(store._db.engine, "before_cursor_execute", before)
+    return levels
+
+
+def test_staging_is_relaxed_and_branch_moves_are_full(tmp_path: Path) -> None:
+    store = SqlMetadataStore(f"sqlite:///{tmp_path / 'refs.db'}")
+    new_repository(store)
+    levels = _synchronous_levels(store)
+    store.stage("repo", "main", [StagedEntry(b"k", b"i", b"v")])
+    branch = store.get_branch("repo", "main")
+    store.update_branch("repo", branch, branch)
+    store.stage("repo", "main", [StagedEntry(b"k2", b"i", b"v")])
+    store.drop_tokens([branch.staging_token])
+    assert levels == [1, 2, 1, 1]  # NORMAL, FULL, NORMAL, NORMAL
+    store.close()
