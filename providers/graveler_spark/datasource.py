@@ -47,7 +47,7 @@ from graveler_spark.reader import (
     infer_schema,
 )
 from graveler_spark.snapshot import Snapshot, take_snapshot
-from graveler_spark.storage import announce, store_for
+from graveler_spark.storage import STREAM_MARKER_PREFIX, announce, store_for
 from graveler_spark.write_options import write_options
 from graveler_spark.writer import GravelerWriter
 
@@ -121,7 +121,14 @@ class GravelerDataSource(DataSource):
     # --- writing --------------------------------------------------------------------------------
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        """Checks the target branch and the options before any executor writes a byte."""
+        """Checks the target branch and the options before any executor writes a byte, and
+        leaves the driver's marker under the job's prefix (``graveler_spark.storage``)."""
+        job = self._write_job(schema, overwrite)
+        announce(store_for(job.namespace, job.settings.store_options), job.scratch_prefix)
+        return GravelerWriter(job)
+
+    def _write_job(self, schema: StructType, overwrite: bool) -> WriteJob:
+        """The checked job of a write (raises before anything is written)."""
         target = self._target()
         if overwrite and not target.path:
             raise InvalidArgument(
@@ -137,9 +144,7 @@ class GravelerDataSource(DataSource):
                     f"branch {target.ref!r} is protected: write to another branch and merge"
                 )
             namespace = repo.info.storage_namespace
-        job = self._job(settings, target, namespace, overwrite, job_options)
-        announce(store_for(namespace, settings.store_options), job.scratch_prefix)
-        return GravelerWriter(job)
+        return self._job(settings, target, namespace, overwrite, job_options)
 
     def _job(
         self,
@@ -168,14 +173,16 @@ class GravelerDataSource(DataSource):
         restart from a checkpoint (see :mod:`graveler_spark.streaming`)."""
         from graveler_spark.streaming import GravelerStreamWriter
 
-        batch = self.writer(schema, overwrite)
-        assert isinstance(batch, GravelerWriter)
+        job = self._write_job(schema, overwrite)
+        # One marker per namespace for every stream (a stream has no end hook to remove a
+        # marker of its own); each batch's files are still checked at commit time.
+        announce(store_for(job.namespace, job.settings.store_options), STREAM_MARKER_PREFIX)
         stream_id = (
             self.options.get("stream_id")
             or self.options.get("checkpointLocation")
             or self._target().uri
         )
-        return GravelerStreamWriter(batch.job, stream_id)
+        return GravelerStreamWriter(job, stream_id)
 
     # --- shared ---------------------------------------------------------------------------------
 

@@ -33,6 +33,9 @@ SHARED_FILESYSTEM = (
 )
 #: The empty object the driver puts in a job's prefix of a local namespace; tasks check it.
 DRIVER_MARKER = "_driver"
+#: Where streaming writes put the driver's marker: beside the repository's namespace marker,
+#: outside ``data/``, written once and kept (garbage collection leaves ``_graveler/`` alone).
+STREAM_MARKER_PREFIX = "_graveler/spark-stream/"
 
 
 class NamespaceNotShared(StorageError):

@@ -29,7 +29,7 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 from graveler import Graveler
 from graveler_spark.commit import _entry, delete_job_files
 from graveler_spark.job import WriteJob, WrittenFile, new_job_id
-from graveler_spark.storage import store_for
+from graveler_spark.storage import STREAM_MARKER_PREFIX, store_for
 from graveler_spark.tables import stage_table_write
 from graveler_spark.writer import GravelerWriter, WrittenFiles
 
@@ -54,7 +54,7 @@ class GravelerStreamWriter(DataSourceStreamArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenFiles:
         task_job = dataclasses.replace(self.job, job_id=new_job_id())
-        return GravelerWriter(task_job, announced=self.job.scratch_prefix).write(iterator)
+        return GravelerWriter(task_job, announced=STREAM_MARKER_PREFIX).write(iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         files = _files(messages)
