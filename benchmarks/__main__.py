@@ -7,7 +7,8 @@ scaling at the chosen scale (default 10k). ``hotpaths`` and ``import`` give the 
 table (``--markdown FILE`` writes it; see :mod:`benchmarks.headline`). ``committed``, ``ranges`` and
 ``staged-commit`` are the engine-level suites, ``fsck`` times integrity checks; ``fsspec``,
 ``dagster-io``, ``spark`` and ``spark-tables`` measure those integrations (they take
-``--sizes``; Dagster and PySpark are imported only when their suite runs).
+``--sizes``; Dagster and PySpark are imported only when their suite runs). ``ui`` times the
+web UI's pages (compare, object browser, commit) in-process, by default on 1M objects.
 """
 
 from __future__ import annotations
@@ -64,7 +65,10 @@ ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
     "spark": lambda sizes: importlib.import_module("benchmarks.spark").run(sizes),
     "spark-read": lambda sizes: importlib.import_module("benchmarks.spark").read_ab(sizes),
     "spark-tables": lambda sizes: importlib.import_module("benchmarks.spark_tables").run(sizes),
+    "ui": lambda sizes: importlib.import_module("benchmarks.uipages").run(sizes),
 }
+#: Engine suites whose default sizes are not ``10k,<scale>``.
+DEFAULT_SIZES = {"ui": "1m"}
 
 
 def parse_size(text: str) -> int:
@@ -73,6 +77,13 @@ def parse_size(text: str) -> int:
         return SCALES[text]
     mult = {"k": 1_000, "m": 1_000_000}.get(text[-1], 1)
     return int(float(text.rstrip("km")) * mult)
+
+
+def engine_sizes(suite: str, args: argparse.Namespace) -> list[int]:
+    """The sizes an engine suite runs at: ``--sizes``, else its default, else 10k and the
+    scale; sorted, without repeats."""
+    given = args.sizes or DEFAULT_SIZES.get(suite) or f"10k,{args.scale}"
+    return sorted({parse_size(s) for s in given.split(",")})
 
 
 def machine() -> dict[str, Any]:
@@ -115,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown suite(s) {', '.join(unknown)}")
     if args.dry_run:
-        sizes = [parse_size(s) for s in (args.sizes or f"10k,{args.scale}").split(",")]
-        print(f"would run {', '.join(suites)} at scale {args.scale} (engine sizes {sizes})")
+        plan = {s: engine_sizes(s, args) for s in suites if s in ENGINE_SUITES}
+        print(f"would run {', '.join(suites)} at scale {args.scale} (engine sizes {plan})")
         return 0
     n = SCALES[args.scale]
     results: dict[str, Any] = {"scale": args.scale, "machine": machine(), "suites": {}}
@@ -124,11 +135,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="graveler-bench-") as tmp:
         ctx = Context(n=n, workdir=Path(tmp), postgres_url=args.postgres_url)
         for name in suites:
-            print(f"\n=== {name} ({args.scale}) ===", flush=True)
             if name in ENGINE_SUITES:
-                sizes = [parse_size(s) for s in (args.sizes or f"10k,{args.scale}").split(",")]
-                results["suites"][name] = ENGINE_SUITES[name](sorted(set(sizes)))
+                sizes = engine_sizes(name, args)
+                shown = ", ".join(f"{size:,}" for size in sizes)
+                print(f"\n=== {name} (sizes {shown}) ===", flush=True)
+                results["suites"][name] = ENGINE_SUITES[name](sizes)
             else:
+                print(f"\n=== {name} ({args.scale}) ===", flush=True)
                 results["suites"][name] = SUITES[name](ctx)
     results["seconds"] = time.perf_counter() - started
     print(f"\nall suites finished in {results['seconds']:.0f} s")

@@ -90,7 +90,9 @@ class InputSources:
             return rec.commit
         if upstream.status in _FAILED:
             target = self.repo.get_commit(self.head())
-            lineage.restate(instance, self.repo, target, [rec.run_id])
+            lineage.restate(
+                instance, self.repo, target, [rec.run_id], ui_base=self.gv.graveler_ui_url
+            )
             return None
         self.context.log.warning(
             f"graveler: the latest materialization of {key.to_user_string()} belongs to run "

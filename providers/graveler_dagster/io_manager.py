@@ -16,8 +16,10 @@ ref; ``columns`` loads only those columns of a table.
 
 Materializations carry ``graveler/uri`` and ``dagster/uri``: a commit-addressed URI
 (``graveler://<repo>/<commit id>/<path>``) that still resolves after the run branch is merged
-and deleted; tables also carry ``dagster/table_name``, ``dagster/column_schema`` and
-``dagster/row_count``.
+and deleted; with the resource's ``graveler_ui_url``, also ``graveler/ui``, a link to that
+version in graveler's web UI (the object page, or the object browser at the commit for a run
+that wrote several partitions); tables also carry ``dagster/table_name``,
+``dagster/column_schema`` and ``dagster/row_count``.
 
 Values are Parquet for pandas / polars / pyarrow tables, pickle otherwise
 (:mod:`graveler_dagster.formats`). A ``None`` output stores nothing (assets that stage their
@@ -40,7 +42,7 @@ from pydantic import Field
 from graveler import GravelerURI, ObjectEntry, Repository
 from graveler.config import REDACTED
 from graveler.errors import InvalidArgument, NotFound, ObjectNotFound
-from graveler_dagster import formats, handlers, tables
+from graveler_dagster import formats, handlers, lineage, tables
 from graveler_dagster.inputs import InputSources
 from graveler_dagster.resource import GravelerResource
 from graveler_dagster.runs import (
@@ -121,7 +123,7 @@ class GravelerIOManager(ConfigurableIOManager):
             f"Materialize {what}",
             {RUN_ID_KEY: context.run_id, "dagster/output": what},
         )
-        out = _output_metadata(repo, branch, commit.id, items)
+        out = _output_metadata(repo, branch, commit.id, items, gv.graveler_ui_url)
         fmt = items[0][1].format
         if fmt in formats.FRAME_FORMATS:
             out["dagster/column_schema"] = tables.column_schema(values[0][1], fmt)
@@ -255,11 +257,18 @@ def _describe(context: OutputContext) -> str:
 
 
 def _output_metadata(
-    repo: Repository, branch: str, commit_id: str, items: Sequence[tuple[str, formats.Encoded]]
+    repo: Repository,
+    branch: str,
+    commit_id: str,
+    items: Sequence[tuple[str, formats.Encoded]],
+    ui_base: str | None,
 ) -> dict[str, Any]:
-    path = items[0][0] if len(items) == 1 else items[0][0].rsplit("/", 1)[0]
+    """The materialization's metadata: the version written, addressed by ``commit_id``."""
+    several = len(items) > 1
+    path = items[0][0].rsplit("/", 1)[0] if several else items[0][0]
     uri = str(GravelerURI(repo.name, commit_id, path))  # resolves after the branch is gone
     meta: dict[str, Any] = {
+        **lineage.ui_metadata(ui_base, repo.name, commit_id, path, prefix=several),
         "graveler/uri": MetadataValue.path(uri),
         "dagster/uri": MetadataValue.text(uri),
         "graveler/branch": branch,

@@ -32,6 +32,7 @@ from dagster import (
 
 from graveler import Commit, GravelerURI, Repository
 from graveler.errors import InvalidArgument, NotFound
+from graveler.ui.links import Links
 
 URI_KEY = "graveler/uri"
 COMMIT_KEY = "graveler/commit"
@@ -39,6 +40,26 @@ COMMIT_KEY = "graveler/commit"
 RESTATES_KEY = "graveler/restates_run"
 #: Metadata of a restatement made when a re-execution published: that run.
 PUBLISHED_BY_KEY = "graveler/published_by_run"
+#: The version's page in graveler's web UI, when the resource names one (``graveler_ui_url``).
+UI_KEY = "graveler/ui"
+
+
+def ui_metadata(
+    ui_base: str | None, repository: str, commit_id: str, path: str, *, prefix: bool = False
+) -> dict[str, MetadataValue]:
+    """``{UI_KEY: url}`` linking to ``path`` at ``commit_id`` in the graveler UI at
+    ``ui_base`` (its object page; its object browser under ``path/`` when ``prefix``), or
+    ``{}`` when ``ui_base`` is unset. The commit ID, never a branch, so the link keeps
+    showing this version after the run branch is merged and deleted."""
+    if not ui_base:
+        return {}
+    links = Links(ui_base)
+    url = (
+        links.tree(repository, commit_id, f"{path}/")
+        if prefix
+        else links.object(repository, commit_id, path)
+    )
+    return {UI_KEY: MetadataValue.url(url)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +127,12 @@ def restate(
     run_ids: Sequence[str],
     *,
     published_by: str | None = None,
+    ui_base: str | None = None,
 ) -> int:
     """Report, for each asset (partition) the runs materialized in ``repo`` whose latest
     materialization is still theirs (or a restatement), the version ``commit`` holds (see the
-    module docstring); nothing where ``commit`` holds none. Returns how many were reported."""
+    module docstring); nothing where ``commit`` holds none. Returns how many were reported.
+    With ``ui_base`` (the resource's ``graveler_ui_url``) each report links into the UI."""
     reported = 0
     done: set[tuple[AssetKey, str | None]] = set()
     for key, partition, rec in materializations_of(instance, run_ids):
@@ -123,8 +146,9 @@ def restate(
             repo.stat(commit.id, rec.path)
         except NotFound:
             continue
+        ui = ui_metadata(ui_base, repo.name, commit.id, rec.path)
         instance.report_runless_asset_event(
-            _restatement(key, partition, repo.name, commit, rec, published_by)
+            _restatement(key, partition, repo.name, commit, rec, published_by, ui)
         )
         reported += 1
     return reported
@@ -137,9 +161,11 @@ def _restatement(
     commit: Commit,
     rec: Recorded,
     published_by: str | None,
+    ui: dict[str, MetadataValue],
 ) -> AssetMaterialization:
     uri = str(GravelerURI(repository, commit.id, rec.path))
     metadata = {
+        **ui,
         URI_KEY: MetadataValue.path(uri),
         "dagster/uri": MetadataValue.text(uri),
         COMMIT_KEY: MetadataValue.text(commit.id),

@@ -66,6 +66,13 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
         default="http://localhost:3000",
         description="Base URL of the Dagster UI, for the run link in merge-commit metadata.",
     )
+    graveler_ui_url: str | None = Field(
+        default=None,
+        description="Base URL of a running graveler web UI: `graveler ui` "
+        "(http://127.0.0.1:8765) or the Airflow plugin's mount (http://<airflow>/graveler). "
+        "When set, materializations carry 'graveler/ui', a link to the object at its commit "
+        "there; unset, no link.",
+    )
     s3_endpoint_url: str | None = Field(default=None, description="S3 endpoint (MinIO etc.).")
     s3_region: str | None = Field(default=None, description="S3 region.")
     s3_access_key_id: str | None = Field(default=None, description="S3 key (use EnvVar).")

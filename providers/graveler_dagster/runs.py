@@ -209,7 +209,14 @@ def _after_publication(
     for ancestor in ancestors:
         runs.retire(repo, run_of(gv, repo, ancestor), merged)
     if ancestors:
-        lineage.restate(instance, repo, merged, ancestors, published_by=dagster_run.run_id)
+        lineage.restate(
+            instance,
+            repo,
+            merged,
+            ancestors,
+            published_by=dagster_run.run_id,
+            ui_base=gv.graveler_ui_url,
+        )
     instance.add_run_tags(
         dagster_run.run_id,
         {

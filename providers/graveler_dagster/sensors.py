@@ -142,7 +142,7 @@ def build_graveler_failure_sensor(
         run_id = context.dagster_run.run_id
         repo = graveler.get_repository()
         head = repo.resolve(graveler.target(repo)).commit
-        lineage.restate(context.instance, repo, head, [run_id])
+        lineage.restate(context.instance, repo, head, [run_id], ui_base=graveler.graveler_ui_url)
         branch = graveler.run_branch_name(run_id)
         if delete_branch:
             if discard_run_branch(graveler, repo, run_id):
