@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from graveler.errors import InvalidURI
+from graveler.objectstore._io import RangeReader
 from graveler.objectstore.keys import validate_key
 from graveler.objectstore.port import ObjectInfo, ObjectStore, ObjectWriter
 
@@ -21,6 +22,7 @@ __all__ = [
     "ObjectInfo",
     "ObjectStore",
     "ObjectWriter",
+    "RangeReader",
     "join_uri",
     "open_object_store",
     "validate_key",

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
 from graveler.errors import InvalidArgument
-from graveler.objectstore.port import ObjectInfo
+from graveler.objectstore.port import ObjectInfo, ObjectStore
 
 #: How much a backend reads from a caller's file-like object at a time.
 CHUNK_SIZE = 1 << 20
@@ -175,3 +175,36 @@ class BaseObjectWriter(io.RawIOBase):
 
     def _discard(self) -> None:
         raise NotImplementedError
+
+
+class RangeReader(io.RawIOBase):
+    """A seekable, read-only file over ``store.read_range(key, ...)`` of an object of ``size``
+    bytes: what readers that seek (pyarrow's Parquet footer first) need from a store with no
+    local paths. Wrap it in ``io.BufferedReader`` to batch small reads."""
+
+    def __init__(self, store: ObjectStore, key: str, size: int) -> None:
+        super().__init__()
+        self._store, self._key, self._size, self._pos = store, key, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        want = min(len(buffer), max(0, self._size - self._pos))
+        if want == 0:
+            return 0
+        data = self._store.read_range(self._key, self._pos, want)
+        buffer[: len(data)] = data
+        self._pos += len(data)
+        return len(data)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from graveler.entry import ObjectEntry
+from graveler.objectstore import RangeReader
 from graveler.repository import Repository
 
 HEAD_BYTES = 64 * 1024
@@ -159,34 +160,6 @@ def _seekable(repo: Repository, entry: ObjectEntry) -> BinaryIO:
     stream.close()
     if entry.size <= 8 * 1024 * 1024 or entry.external:
         return io.BytesIO(repo.read_entry(entry))
-    return io.BufferedReader(_RangeReader(repo, entry), buffer_size=1024 * 1024)
-
-
-class _RangeReader(io.RawIOBase):
-    """Random access to an object of the repository's namespace through ranged reads."""
-
-    def __init__(self, repo: Repository, entry: ObjectEntry) -> None:
-        self._store, self._entry, self._pos = repo.store, entry, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._entry.size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def readinto(self, buffer: Any) -> int:
-        want = min(len(buffer), max(0, self._entry.size - self._pos))
-        if want == 0:
-            return 0
-        data = self._store.read_range(self._entry.physical_address, self._pos, want)
-        buffer[: len(data)] = data
-        self._pos += len(data)
-        return len(data)
+    return io.BufferedReader(
+        RangeReader(repo.store, entry.physical_address, entry.size), buffer_size=1024 * 1024
+    )

@@ -12,7 +12,6 @@ Where they do not, reads and writes fail with :class:`NamespaceNotShared`, which
 
 from __future__ import annotations
 
-import io
 import os
 import socket
 import threading
@@ -21,7 +20,7 @@ from typing import Any
 
 from graveler.config import SECRET_STORE_OPTIONS
 from graveler.errors import StorageError
-from graveler.objectstore import ObjectStore, open_object_store
+from graveler.objectstore import ObjectStore, RangeReader, open_object_store
 
 _stores: dict[tuple[str, tuple[tuple[str, Any], ...]], ObjectStore] = {}
 _lock = threading.Lock()
@@ -91,44 +90,6 @@ def require_shared(store: ObjectStore, prefix: str) -> None:
             f"host {socket.gethostname()} does not see the files of the Spark driver in "
             f"{store.uri} (no {prefix + DRIVER_MARKER}): {SHARED_FILESYSTEM}"
         )
-
-
-class RangeReader(io.RawIOBase):
-    """A seekable, read-only file over ``store.read_range`` (for stores without local paths)."""
-
-    def __init__(self, store: ObjectStore, key: str, size: int) -> None:
-        self._store = store
-        self._key = key
-        self._size = size
-        self._pos = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def read(self, size: int = -1) -> bytes:
-        if size is None or size < 0:
-            size = self._size - self._pos
-        if size <= 0 or self._pos >= self._size:
-            return b""
-        data = self._store.read_range(self._key, self._pos, size)
-        self._pos += len(data)
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
 
 
 def open_source(store: ObjectStore, key: str, size: int) -> Any:

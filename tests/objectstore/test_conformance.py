@@ -116,6 +116,23 @@ def test_read_range_rejects_negative_numbers(store: ObjectStore) -> None:
         store.read_range("r", 0, -3)
 
 
+def test_range_reader_seeks_and_reads_like_a_file(store: ObjectStore) -> None:
+    import io
+
+    from graveler.objectstore import RangeReader
+
+    data = bytes(range(256)) * 40
+    store.put("rr", data)
+    raw = RangeReader(store, "rr", len(data))
+    assert raw.seek(-8, io.SEEK_END) == len(data) - 8 and raw.read() == data[-8:]
+    assert raw.read(4) == b""  # at the end
+    raw.seek(100)
+    assert raw.read(10) == data[100:110] and raw.tell() == 110
+    assert raw.seek(5, io.SEEK_CUR) == 115
+    buffered = io.BufferedReader(RangeReader(store, "rr", len(data)), buffer_size=64)
+    assert buffered.read() == data
+
+
 def test_stat_reports_size_and_aware_utc_mtime(store: ObjectStore) -> None:
     before = datetime.now(UTC)
     put_info = store.put("dir/s", b"x" * 1234)
