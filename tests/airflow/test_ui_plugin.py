@@ -15,17 +15,20 @@ from graveler_airflow.lineage import DAG_ID, RUN_ID
 from graveler_airflow.run_branch import run_branch_name
 from graveler_airflow.ui_plugin import DAG_RUN_ROUTE, PREFIX
 
+from graveler.client import Graveler
 from graveler.repository import Repository
 from graveler.ui.links import AIRFLOW_PREFIX
-from tests.airflow.harness import AirflowEnv
+from tests.airflow.deployment import Deployment
 
 pytestmark = pytest.mark.slow
 
 
-def _probe(env: AirflowEnv, paths: list[str]) -> dict:
+def _probe(env: Deployment, paths: list[str]) -> dict:
     done = subprocess.run(
         [sys.executable, "-m", "tests.airflow.ui_probe", *paths],
-        env={**os.environ, **env.env},
+        # The deployment lets everyone in (its components need no login); this API app is
+        # built with Airflow's login on, as a production deployment runs it.
+        env={**os.environ, **env.env, "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False"},
         capture_output=True,
         text=True,
         timeout=300,
@@ -39,7 +42,14 @@ def _run_path(dag_id: str, run_id: str) -> str:
     return PREFIX + DAG_RUN_ROUTE.format(dag_id=dag_id, run_id=run_id)
 
 
-def test_the_ui_runs_inside_airflow_behind_its_auth(airflow_env: AirflowEnv, lake: Repository):
+@pytest.fixture
+def ui_lake(lake: Graveler) -> Repository:
+    """A repository of its own in the deployment's refs database (PostgreSQL)."""
+    return lake.create_repository("ui-lake")
+
+
+def test_the_ui_runs_inside_airflow_behind_its_auth(deployment: Deployment, ui_lake: Repository):
+    lake = ui_lake
     running = run_branch_name("ui_dag", "manual__running")
     lake.create_branch(running, "main")
     lake.put(running, "out/part-0.csv", b"a,b\n1,2\n")
@@ -58,7 +68,7 @@ def test_the_ui_runs_inside_airflow_behind_its_auth(airflow_env: AirflowEnv, lak
         _run_path("ui_dag", "manual__done"),
         _run_path("ui_dag", "manual__never"),
     ]
-    got = _probe(airflow_env, paths)
+    got = _probe(deployment, paths)
 
     for path in paths:  # Airflow's authentication guards every page of the app
         assert got["anonymous"][path]["status"] == 401, path
