@@ -10,8 +10,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from graveler import entry as entries
+from graveler import validate
 from graveler.committed.record import ValueRecord
 from graveler.entry import ObjectEntry
+from graveler.errors import InvalidArgument
+
+#: ``source(prefix, after)``: the records under ``prefix`` with keys greater than ``after``.
+RecordSource = Callable[[bytes, bytes], Iterator[ValueRecord]]
 
 
 @dataclass
@@ -23,6 +28,28 @@ class ListingPage:
     @property
     def has_more(self) -> bool:
         return self.next_after is not None
+
+
+def iter_entries(source: RecordSource, prefix: str, after: str) -> Iterator[ObjectEntry]:
+    """Every entry ``source`` has under ``prefix`` after ``after`` (both checked), decoded."""
+    pfx = validate.prefix_key(prefix)
+    start = validate.prefix_key(validate.text(after, "after"))
+    for rec in source(pfx, start):
+        yield entries.decode(rec.key, rec.value)
+
+
+def list_entries(
+    source: RecordSource, prefix: str, delimiter: str | None, after: str, amount: int
+) -> ListingPage:
+    """One page of ``source``'s entries and common prefixes, arguments checked first
+    (InvalidKey, InvalidArgument)."""
+    pfx = validate.prefix_key(prefix)
+    validate.prefix_key(validate.text(after, "after"))
+    if delimiter:
+        validate.object_key(delimiter)
+    if not isinstance(amount, int) or isinstance(amount, bool):
+        raise InvalidArgument(f"amount must be an integer, got {amount!r}")
+    return list_page(lambda start: source(pfx, start), pfx, delimiter, after, amount)
 
 
 def list_page(

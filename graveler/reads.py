@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import BinaryIO
 
-from graveler import entry as entries
 from graveler import validate
 from graveler.committed.record import ValueRecord
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
-from graveler.errors import InvalidArgument, ObjectNotFound
-from graveler.listing import ListingPage, list_page
+from graveler.errors import ObjectNotFound
+from graveler.listing import ListingPage, iter_entries, list_entries
 from graveler.objects import full_address, open_verified, read_verified
 from graveler.objectstore.port import ObjectStore
 from graveler.staging import combined_records
@@ -121,9 +121,7 @@ def iter_objects(
     repo: RepoContext, ref: str, prefix: str = "", after: str = ""
 ) -> Iterator[ObjectEntry]:
     """Every object under ``prefix`` (recursive), in path order."""
-    start = validate.prefix_key(validate.text(after, "after"))
-    for rec in records(repo, ref, validate.prefix_key(prefix), start):
-        yield entries.decode(rec.key, rec.value)
+    return iter_entries(partial(records, repo, ref), prefix, after)
 
 
 def list_objects(
@@ -136,13 +134,7 @@ def list_objects(
     amount: int = 1000,
 ) -> ListingPage:
     """One page of objects and common prefixes under ``prefix``."""
-    pfx = validate.prefix_key(prefix)
-    validate.prefix_key(validate.text(after, "after"))
-    if delimiter:
-        validate.object_key(delimiter)
-    if not isinstance(amount, int) or isinstance(amount, bool):
-        raise InvalidArgument(f"amount must be an integer, got {amount!r}")
-    return list_page(lambda start: records(repo, ref, pfx, start), pfx, delimiter, after, amount)
+    return list_entries(partial(records, repo, ref), prefix, delimiter, after, amount)
 
 
 def records(repo: RepoContext, ref: str, prefix: bytes, after: bytes) -> Iterator[ValueRecord]:

@@ -10,14 +10,15 @@ lakeFS, :func:`stat_staged` then raises ObjectNotFound. Staged deletions are lis
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 from graveler import entry as entries
 from graveler import validate
 from graveler.committed.record import ValueRecord
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
-from graveler.errors import InvalidArgument, ObjectNotFound
-from graveler.listing import ListingPage, list_page
+from graveler.errors import ObjectNotFound
+from graveler.listing import ListingPage, iter_entries, list_entries
 from graveler.reads import read_entry
 from graveler.staging import branch_tokens, merged_staging, staged_lookup
 
@@ -45,10 +46,7 @@ def iter_staged(
     repo: RepoContext, branch: str, prefix: str = "", after: str = ""
 ) -> Iterator[ObjectEntry]:
     """Every staged entry under ``prefix`` (after ``after``), in path order."""
-    pfx = validate.prefix_key(prefix)
-    start = validate.prefix_key(validate.text(after, "after"))
-    for rec in _records(repo, branch, pfx, start):
-        yield entries.decode(rec.key, rec.value)
+    return iter_entries(partial(_records, repo, branch), prefix, after)
 
 
 def list_staged(
@@ -61,15 +59,7 @@ def list_staged(
     amount: int = 1000,
 ) -> ListingPage:
     """One page of staged entries and common prefixes, like ``Repository.list``."""
-    pfx = validate.prefix_key(prefix)
-    validate.prefix_key(validate.text(after, "after"))
-    if delimiter:
-        validate.object_key(delimiter)
-    if not isinstance(amount, int) or isinstance(amount, bool):
-        raise InvalidArgument(f"amount must be an integer, got {amount!r}")
-    return list_page(
-        lambda start: _records(repo, branch, pfx, start), pfx, delimiter, after, amount
-    )
+    return list_entries(partial(_records, repo, branch), prefix, delimiter, after, amount)
 
 
 def _records(repo: RepoContext, branch: str, prefix: bytes, after: bytes) -> Iterator[ValueRecord]:
