@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from graveler import validate
-from graveler.context import RepoContext
+from graveler.context import RepoContext, hooked
 from graveler.errors import AlreadyExists, BranchNotFound, InvalidArgument
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Tag
@@ -25,9 +25,8 @@ def create_branch(repo: RepoContext, name: str, source: str | None = None) -> Br
     commit = repo.resolve(origin).commit
     branch = Branch(name, commit.id, new_staging_token(repo.name, name))
     event = EventRecord(HookEvent.PRE_CREATE_BRANCH, commit, branch=name, source_ref=origin)
-    repo.hooks.run(repo, event)
-    repo.refs.create_branch(repo.name, branch)
-    repo.hooks.run(repo, event.after())
+    with hooked(repo, event):
+        repo.refs.create_branch(repo.name, branch)
     return branch
 
 
@@ -49,10 +48,9 @@ def delete_branch(repo: RepoContext, name: str) -> None:
         )
     head = repo.get_commit(repo.refs.get_branch(repo.name, name).commit_id)
     event = EventRecord(HookEvent.PRE_DELETE_BRANCH, head, branch=name, source_ref=name)
-    repo.hooks.run(repo, event)
-    removed = repo.refs.delete_branch(repo.name, name)
-    repo.staging.drop_tokens(branch_tokens(removed))
-    repo.hooks.run(repo, event.after())
+    with hooked(repo, event):
+        removed = repo.refs.delete_branch(repo.name, name)
+        repo.staging.drop_tokens(branch_tokens(removed))
 
 
 def protect_branch(repo: RepoContext, name: str, protected: bool = True) -> Branch:
@@ -76,9 +74,8 @@ def create_tag(repo: RepoContext, name: str, ref: str) -> Tag:
     commit = repo.resolve(ref).commit
     tag = Tag(name, commit.id)
     event = EventRecord(HookEvent.PRE_CREATE_TAG, commit, tag=name, source_ref=ref)
-    repo.hooks.run(repo, event)
-    repo.refs.create_tag(repo.name, tag)
-    repo.hooks.run(repo, event.after())
+    with hooked(repo, event):
+        repo.refs.create_tag(repo.name, tag)
     return tag
 
 
@@ -95,6 +92,5 @@ def delete_tag(repo: RepoContext, name: str) -> None:
     """Delete tag ``name``; raises TagNotFound."""
     commit = repo.get_commit(repo.refs.get_tag(repo.name, name).commit_id)
     event = EventRecord(HookEvent.PRE_DELETE_TAG, commit, tag=name, source_ref=name)
-    repo.hooks.run(repo, event)
-    repo.refs.delete_tag(repo.name, name)
-    repo.hooks.run(repo, event.after())
+    with hooked(repo, event):
+        repo.refs.delete_tag(repo.name, name)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from graveler import validate
 from graveler.commits import make_commit
-from graveler.context import RepoContext
+from graveler.context import RepoContext, hooked
 from graveler.errors import DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import EMPTY_METARANGE_ID, Branch, Commit
@@ -120,9 +120,8 @@ def _commit_change(
             raise NoChanges(f"{what} of {change.origin!r} changes nothing on {branch!r}")
         proposed = make_commit([head], mr, change.message, who, change.metadata)
         event = EventRecord(change.event, proposed, branch=branch, source_ref=change.origin)
-        repo.hooks.run(repo, event)
-        new = advance_branch(repo, b, proposed)
-        repo.hooks.run(repo, event.after())
+        with hooked(repo, event):
+            new = advance_branch(repo, b, proposed)
         return new
 
     return retry_moved(attempt, f"{what} on {branch!r}")

@@ -11,6 +11,8 @@ against. ``Repository`` satisfies it; so can a test double. Keeping these module
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -131,3 +133,13 @@ class RepoContext(Protocol):
         """What a read at ``ref`` sees (:meth:`graveler.views.ReadCache.view`): the commit, and for
         a branch name its staged entries, as of now. Raises InvalidRef or RefNotFound."""
         ...
+
+
+@contextmanager
+def hooked(repo: RepoContext, event: EventRecord) -> Iterator[None]:
+    """Run ``event``'s ``pre-`` hooks, then the block, then its ``post-`` hooks. A failing
+    ``pre-`` hook raises HookAborted and the block does not run; the ``post-`` hooks run only
+    when the block succeeded."""
+    repo.hooks.run(repo, event)
+    yield
+    repo.hooks.run(repo, event.after())

@@ -33,7 +33,7 @@ from graveler.cherrypick import clean_branch
 from graveler.commits import make_commit
 from graveler.committed.apply import Change
 from graveler.conflicts import LAKEFS_MERGE_STRATEGY_KEY
-from graveler.context import RepoContext
+from graveler.context import RepoContext, hooked
 from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument, InvalidURI, NoChanges
 from graveler.external import file_address, s3_address
@@ -125,9 +125,8 @@ def _commit(
         raise NoChanges(f"importing into {branch!r} changes nothing")
     proposed = make_commit([head], tree, text, who, meta)
     event = EventRecord(HookEvent.PRE_COMMIT, proposed, branch=branch, source_ref=branch)
-    repo.hooks.run(repo, event)
-    new = advance_branch(repo, b, proposed)
-    repo.hooks.run(repo, event.after())
+    with hooked(repo, event):
+        new = advance_branch(repo, b, proposed)
     return new
 
 

@@ -29,7 +29,7 @@ from graveler.conflicts import (
     lakefs_strategy_name,
     record_resolver,
 )
-from graveler.context import RepoContext
+from graveler.context import RepoContext, hooked
 from graveler.entry import ObjectEntry
 from graveler.errors import BranchMoved, DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
 from graveler.hookevents import EventRecord, HookEvent
@@ -161,10 +161,9 @@ def _commit_sealed(
         raise NoChanges(f"branch {b.name!r}: the staged changes do not change anything")
     proposed = make_commit([parent], metarange_id, message, who, meta)
     event = EventRecord(HookEvent.PRE_COMMIT, proposed, branch=b.name, source_ref=b.name)
-    repo.hooks.run(repo, event)
-    new = advance_branch(repo, b, proposed, sealed_tokens=())
-    repo.staging.drop_tokens(b.sealed_tokens)
-    repo.hooks.run(repo, event.after())
+    with hooked(repo, event):
+        new = advance_branch(repo, b, proposed, sealed_tokens=())
+        repo.staging.drop_tokens(b.sealed_tokens)
     return new
 
 
@@ -208,9 +207,8 @@ def import_entries(
             )
         proposed = make_commit([head], tree, message, who, meta)
         event = EventRecord(HookEvent.PRE_COMMIT, proposed, branch=branch, source_ref=branch)
-        repo.hooks.run(repo, event)
-        new = advance_branch(repo, b, proposed)
-        repo.hooks.run(repo, event.after())
+        with hooked(repo, event):
+            new = advance_branch(repo, b, proposed)
         return new
 
     return retry_moved(attempt, f"import into {branch!r}")
@@ -276,9 +274,8 @@ def merge(
         event = EventRecord(
             HookEvent.PRE_MERGE, proposed, branch=dest, source_ref=src.id, merge_source=source
         )
-        repo.hooks.run(repo, event)
-        merged = advance_branch(repo, b, proposed, record=not fast)
-        repo.hooks.run(repo, event.after())
+        with hooked(repo, event):
+            merged = advance_branch(repo, b, proposed, record=not fast)
         return MergeResult(head, merged, fast)
 
     return retry_moved(attempt, f"merge into {dest!r}")
