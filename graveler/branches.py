@@ -35,6 +35,15 @@ def get_branch(repo: RepoContext, name: str) -> Branch:
     return repo.refs.get_branch(repo.name, name)
 
 
+def branch_exists(repo: RepoContext, name: str) -> bool:
+    """Whether branch ``name`` exists (one lookup, no exception to catch)."""
+    try:
+        repo.refs.get_branch(repo.name, name)
+    except BranchNotFound:
+        return False
+    return True
+
+
 def list_branches(repo: RepoContext) -> list[Branch]:
     return repo.refs.list_branches(repo.name)
 
@@ -66,11 +75,8 @@ def create_tag(repo: RepoContext, name: str, ref: str) -> Tag:
     """Tag the commit ``ref`` resolves to; raises AlreadyExists when ``name`` is taken by a
     tag or a branch."""
     validate.tag_name(name)
-    try:
-        repo.refs.get_branch(repo.name, name)
+    if branch_exists(repo, name):
         raise AlreadyExists(f"{name!r} is already a branch of {repo.name!r}")
-    except BranchNotFound:
-        pass
     commit = repo.resolve(ref).commit
     tag = Tag(name, commit.id)
     event = EventRecord(HookEvent.PRE_CREATE_TAG, commit, tag=name, source_ref=ref)

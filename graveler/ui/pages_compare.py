@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from graveler.errors import BranchNotFound, InvalidArgument
+from graveler.errors import InvalidArgument
 from graveler.repository import Repository
 from graveler.ui.changes import page_of
 from graveler.ui.context import is_htmx, links_for, ui_of
@@ -66,10 +66,7 @@ def compare(
 
 def _merge_target(repo: Repository, left: str) -> str | None:
     """``left`` when it names a branch (merging ``right`` into it is offered), else None."""
-    try:
-        return repo.branch(left).name
-    except BranchNotFound:
-        return None
+    return left if repo.branch_exists(left) else None
 
 
 @router.get("/repos/{repo}/compare/summary")

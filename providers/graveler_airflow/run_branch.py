@@ -40,7 +40,7 @@ from airflow.sdk import Asset, TaskGroup, TriggerRule, XComArg
 from airflow.sdk.exceptions import AirflowFailException
 
 from graveler import MergeStrategy, Run, runs
-from graveler.errors import BranchNotFound, MergeConflict
+from graveler.errors import MergeConflict
 from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
 from graveler_airflow.events import EventOptions, emit_merge_events, merge_alias
 from graveler_airflow.hooks.graveler import GravelerHook
@@ -137,7 +137,7 @@ class MergeRunBranchOperator(_RunBranchOperator):
     def run(self, repo: Repository, context: Context) -> str:
         run = self.run_of(context)
         asset_uri(repo.name, self.into)  # a branch no asset URI can name fails before merging
-        existed = _exists(repo, run.branch)
+        existed = repo.branch_exists(run.branch)
         publication = self._publish(repo, run, context)
         if publication.merge is None and not existed:  # not published, and nothing left
             raise AirflowFailException(
@@ -221,13 +221,6 @@ class DiscardRunBranchOperator(_RunBranchOperator):
         if runs.discard(repo, run):
             self.log.info("The run did not publish: deleted its branch %s", run.branch)
 
-
-def _exists(repo: Repository, branch: str) -> bool:
-    try:
-        repo.branch(branch)
-    except BranchNotFound:
-        return False
-    return True
 
 
 def _truthy(value: bool | str) -> bool:

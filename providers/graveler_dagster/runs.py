@@ -33,7 +33,7 @@ from dagster import (
 )
 
 from graveler import Commit, ObjectEntry, Publication, Repository, Run, runs
-from graveler.errors import BranchNotFound, DirtyBranch, MergeConflict, NotFound, ProtectedBranch
+from graveler.errors import DirtyBranch, MergeConflict, NotFound, ProtectedBranch
 from graveler_dagster import formats, lineage
 from graveler_dagster.resource import GravelerResource
 
@@ -76,7 +76,7 @@ def ensure_run_branch(
     there is one, so a re-execution finds the outputs its parent did produce; else from the
     target."""
     ancestors = [gv.run_branch_name(r) for r in lineage if r != run_id]
-    source = next((b for b in ancestors if _exists(repo, b)), None)
+    source = next((b for b in ancestors if repo.branch_exists(b)), None)
     run = run_of(gv, repo, run_id)
     runs.open_run(repo, run, source=source)
     return run.branch
@@ -108,13 +108,6 @@ def open_run_branch(
     claim_tags(context.instance, context.run, branch)
     return repo, branch
 
-
-def _exists(repo: Repository, branch: str) -> bool:
-    try:
-        repo.branch(branch)
-    except BranchNotFound:
-        return False
-    return True
 
 
 def read_ref(gv: GravelerResource, repo: Repository, path: str, lineage: Sequence[str]) -> str:

@@ -44,7 +44,6 @@ from dagster import (
 )
 
 from graveler import GravelerURI
-from graveler.errors import BranchNotFound
 from graveler_dagster import lineage
 from graveler_dagster.inputs import TAG_COMMIT, TAG_REF, TAG_REPOSITORY
 from graveler_dagster.resource import GravelerResource
@@ -148,9 +147,7 @@ def build_graveler_failure_sensor(
             if discard_run_branch(graveler, repo, run_id):
                 context.instance.add_run_tags(run_id, {TAG_MERGE: "discarded"})
             return None
-        try:
-            repo.branch(branch)
-        except BranchNotFound:
+        if not repo.branch_exists(branch):
             return SkipReason(f"run {run_id} has no graveler branch")
         context.instance.add_run_tags(run_id, {TAG_MERGE: "kept", TAG_BRANCH: branch})
         context.log.info(f"graveler: failed run's branch kept: {GravelerURI(repo.name, branch)}")

@@ -162,6 +162,14 @@ def test_branches_create_list_delete(repo):
         repo.delete_branch("dev")
 
 
+def test_branch_exists(repo):
+    assert repo.branch_exists("main") and not repo.branch_exists("nope")
+    repo.create_branch("dev", "main")
+    assert repo.branch_exists("dev")
+    repo.delete_branch("dev")
+    assert not repo.branch_exists("dev")
+
+
 @pytest.mark.parametrize("name", ["a b", "x~1", "x^", "a:b", "a..b", "", "-x", "x.lock", "x/"])
 def test_bad_branch_and_tag_names(repo, name):
     with pytest.raises(InvalidName):
