@@ -46,7 +46,7 @@ from graveler_airflow.events import EventOptions, emit_merge_events, merge_alias
 from graveler_airflow.hooks.graveler import GravelerHook
 from graveler_airflow.lineage import with_run_metadata
 from graveler_airflow.links import GravelerRunBranchLink
-from graveler_airflow.naming import run_branch_name
+from graveler_airflow.naming import DEFAULT_GROUP, run_branch_name
 from graveler_airflow.operators.graveler import GravelerBaseOperator
 
 if TYPE_CHECKING:
@@ -256,7 +256,7 @@ class GravelerRunBranch:
         self,
         repository: str,
         *,
-        group_id: str = "graveler_run",
+        group_id: str = DEFAULT_GROUP,
         graveler_conn_id: str = GravelerHook.default_conn_name,
         source: str = "main",
         into: str | None = None,

@@ -53,7 +53,7 @@ def build_app() -> "FastAPI":
 
     from graveler.ui import Links, UIOptions, create_app
     from graveler_airflow.lineage import DAG_ID, RUN_ID
-    from graveler_airflow.run_branch import run_branch_name
+    from graveler_airflow.naming import DEFAULT_GROUP, run_branch_name
 
     allow_writes = conf.getboolean(SECTION, "ui_allow_writes", fallback=False)
     options = UIOptions(allow_writes=allow_writes, title="Airflow")
@@ -61,9 +61,11 @@ def build_app() -> "FastAPI":
 
     @app.get(DAG_RUN_ROUTE)
     def dag_run(request: Request, dag_id: str, run_id: str) -> RedirectResponse:
-        """Where a DAG run's data is: its run branch, or else the commit that published it."""
+        """Where a DAG run's data is: its run branch (named as a ``GravelerRunBranch`` with its
+        default group and prefix names it), or else the commit that published it."""
         links = Links(request.scope.get("root_path", ""))
-        found = links.find_run(run_branch_name(dag_id, run_id), {DAG_ID: dag_id, RUN_ID: run_id})
+        branch = run_branch_name(dag_id, run_id, group=DEFAULT_GROUP)
+        found = links.find_run(branch, {DAG_ID: dag_id, RUN_ID: run_id})
         return RedirectResponse(found, status_code=303)
 
     return app

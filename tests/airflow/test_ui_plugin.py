@@ -10,9 +10,10 @@ import os
 import subprocess
 import sys
 
+import httpx
 import pytest
 from graveler_airflow.lineage import DAG_ID, RUN_ID
-from graveler_airflow.run_branch import run_branch_name
+from graveler_airflow.naming import DEFAULT_GROUP, run_branch_name
 from graveler_airflow.ui_plugin import DAG_RUN_ROUTE, PREFIX
 
 from graveler.client import Graveler
@@ -50,10 +51,11 @@ def ui_lake(lake: Graveler) -> Repository:
 
 def test_the_ui_runs_inside_airflow_behind_its_auth(deployment: Deployment, ui_lake: Repository):
     lake = ui_lake
-    running = run_branch_name("ui_dag", "manual__running")
+    # named as a GravelerRunBranch with its default group names its branch
+    running = run_branch_name("ui_dag", "manual__running", group=DEFAULT_GROUP)
     lake.create_branch(running, "main")
     lake.put(running, "out/part-0.csv", b"a,b\n1,2\n")
-    done = run_branch_name("ui_dag", "manual__done")
+    done = run_branch_name("ui_dag", "manual__done", group=DEFAULT_GROUP)
     lake.create_branch(done, "main")
     lake.put(done, "out/part-1.csv", b"a,b\n3,4\n")
     lake.commit(done, "run output")
@@ -86,3 +88,8 @@ def test_the_ui_runs_inside_airflow_behind_its_auth(deployment: Deployment, ui_l
     assert views["nav"]["href"] == f"{AIRFLOW_PREFIX}/"
     assert views["dag_run"]["href"] == f"{AIRFLOW_PREFIX}/airflow/dag-run/{{DAG_ID}}/{{RUN_ID}}"
     assert [a["url_prefix"] for a in plugin["fastapi_apps"]] == [AIRFLOW_PREFIX]
+
+    # The running api-server (which lets everyone in) loads the plugin and serves the app.
+    for path in (_run_path("ui_dag", "manual__running"), repo_page):
+        served = httpx.get(deployment.api + path, follow_redirects=True, timeout=60)
+        assert served.status_code == 200 and running in served.text, path
