@@ -42,6 +42,7 @@ def deployment() -> Iterator[Deployment]:
             "e2e_sensor",
             "e2e_prune",
             "e2e_downstream",
+            "e2e_operators",
             "graveler_example_etl",
         )
         yield airflow

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from graveler_airflow import lineage
+from graveler_airflow.naming import run_branch_name
 
 from graveler import runs
 from graveler.client import Graveler
@@ -38,10 +40,13 @@ ALL_RUNS = [(RUNS, r) for r in [*CONCURRENT, *CONFLICTING, "r-failed"]] + [
     ("e2e_discard", "f-1"),
     ("e2e_sensor", "s-1"),
     ("e2e_prune", "p-1"),
+    ("e2e_operators", "o-1"),
     (ETL, "etl-good"),
+    (ETL, "etl-bad"),
 ]
 GATE = "gates/sensor-deferred"
 GOOD = "city,temp_c\nLisbon,21.5\nOslo,4.0\nQuito,\n"
+BAD = "city,temp_c\nAtlantis,999.0\n"  # validate refuses it: main must never see it
 
 
 @dataclass
@@ -72,12 +77,11 @@ def _concurrent_conf(i: int) -> dict[str, Any]:
     return conf | ({"fail_first_try": True} if i == 2 else {})
 
 
-def _start_etl(airflow: Deployment, landing: Path) -> None:
-    """The example ETL DAG (PySpark) with good data: the slowest run, so it starts first and
-    is waited for last. (Its failure path is any failed run's: ``r-failed`` and ``f-1``.)"""
-    (landing / "good.csv").write_text(GOOD)
-    conf = {"repository": "weather", "landing": str(landing / "good.csv")}
-    airflow.trigger(ETL, "etl-good", conf)
+def _run_etl(airflow: Deployment, landing: Path, run_id: str, text: str) -> None:
+    """Trigger the example ETL DAG (PySpark) on ``text``, landed as a file."""
+    (landing / f"{run_id}.csv").write_text(text)
+    conf = {"repository": "weather", "landing": str(landing / f"{run_id}.csv")}
+    airflow.trigger(ETL, run_id, conf)
 
 
 def _sensor_deferred(airflow: Deployment) -> bool:
@@ -98,12 +102,13 @@ def _phase_one(airflow: Deployment, lake: Repository, seen: Scenario) -> None:
         )
     airflow.trigger(RUNS, "r-failed", {"writes": {"tables/failed/x.csv": "kept\n"}, "fail": True})
     airflow.trigger("e2e_discard", "f-1", {"writes": {"tables/doomed/x.csv": "x\n"}, "fail": True})
+    airflow.trigger("e2e_operators", "o-1")
     airflow.wait(lambda: _sensor_deferred(airflow), "the object sensor to defer", 300)
     seen.sensor_deferred = True
     lake.put("main", GATE, b"open")
     lake.commit("main", "open the gate")
     everything = [(RUNS, r) for r in [*CONCURRENT, *CONFLICTING, "r-failed"]]
-    everything += [("e2e_discard", "f-1"), ("e2e_sensor", "s-1")]
+    everything += [("e2e_discard", "f-1"), ("e2e_sensor", "s-1"), ("e2e_operators", "o-1")]
     seen.states = airflow.wait_finished(everything, timeout=600)
 
 
@@ -154,9 +159,11 @@ def scenario(
     seen = Scenario()
     lake.create_repository("e2e", (deployment.base / "e2e-namespace").as_uri())
     lake.create_repository("weather", (deployment.base / "weather-namespace").as_uri())
+    lake.create_repository("ops", (deployment.base / "ops-namespace").as_uri())
+    landing = tmp_path_factory.mktemp("landing")
     started = time.monotonic()
     try:
-        _start_etl(deployment, tmp_path_factory.mktemp("landing"))
+        _run_etl(deployment, landing, "etl-good", GOOD)  # the slowest run: first, waited last
         _phase_one(deployment, lake.repository("e2e"), seen)
         seen.seconds["phase 1"] = time.monotonic() - started
         for run_id in [*CONCURRENT, *CONFLICTING]:
@@ -165,8 +172,9 @@ def scenario(
         _phase_two(deployment, seen)
         seen.cli_pruned = _cli_prune(deployment)
         seen.seconds["phase 2"] = time.monotonic() - started - seen.seconds["phase 1"]
-        etl = deployment.wait_finished([(ETL, "etl-good")], timeout=900)
-        seen.states |= etl
+        seen.states |= deployment.wait_finished([(ETL, "etl-good")], timeout=900)
+        _run_etl(deployment, landing, "etl-bad", BAD)  # after the good one: one Spark at a time
+        seen.states |= deployment.wait_finished([(ETL, "etl-bad")], timeout=900)
     finally:
         seen.seconds["total"] = time.monotonic() - started
         print(f"\nAirflow e2e: {deployment.timings} {seen.seconds}")
@@ -290,7 +298,16 @@ def test_orchestrator_and_main_agree(
     declared = deployment.asset_events("graveler://e2e/main/tables/declared")
     assert {e["extra"]["commit_id"] for e in declared if e["extra"]["changes"]} == concurrent
     assert deployment.asset("graveler://e2e/main/tables/undeclared") is None
-    assert deployment.dag_runs("e2e_downstream")  # scheduled by those events
+    # Those events scheduled the downstream DAG, and its runs succeed.
+    deployment.wait(lambda: bool(deployment.dag_runs("e2e_downstream")), "a downstream run", 120)
+    deployment.wait(
+        lambda: all(
+            r["state"] in ("success", "failed") for r in deployment.dag_runs("e2e_downstream")
+        ),
+        "the downstream runs to finish",
+        300,
+    )
+    assert {r["state"] for r in deployment.dag_runs("e2e_downstream")} == {"success"}
     report = fsck(repo, verify_objects=True)
     assert report.clean, report.problems
 
@@ -314,6 +331,44 @@ def test_the_example_etl_dag_merges_its_clean_data(
     assert sorted(r["city"] for r in rows) == ["Lisbon", "Oslo"]
     assert {r["city"]: r["temp_f"] for r in rows}["Lisbon"] == 70.7
     assert repo.get("main", "raw/weather.csv").decode() == GOOD
-    assert [b.name for b in repo.list_branches()] == ["main"]
+    assert sorted(b.name for b in repo.list_branches()) == sorted(["main", ETL_BAD_BRANCH])
     report = fsck(repo, verify_objects=True)
     assert report.clean, report.problems
+
+
+ETL_BAD_BRANCH = run_branch_name(ETL, "etl-bad", group="run")
+
+
+def test_the_example_etl_dag_keeps_bad_data_off_main(
+    scenario: Scenario, deployment: Deployment, lake: Graveler
+) -> None:
+    repo = lake.repository("weather")
+    assert scenario.states["etl-bad"] == "failed"
+    tasks = deployment.tasks(ETL, "etl-bad")
+    assert tasks["run.validate"]["state"] == "failed", tasks
+    assert tasks["run.merge"]["state"] != "success", tasks
+    assert identity(ETL, "etl-bad") not in _publications(repo)
+    assert repo.get("main", "raw/weather.csv").decode() == GOOD  # main never saw it
+    assert repo.get(ETL_BAD_BRANCH, "raw/weather.csv").decode() == BAD  # kept to inspect
+
+
+def test_every_operator_runs_and_records_its_task(
+    scenario: Scenario, deployment: Deployment, lake: Graveler
+) -> None:
+    repo = lake.repository("ops")
+    assert scenario.states["o-1"] == "success", deployment.tasks("e2e_operators", "o-1")
+    committed = repo.get_commit(deployment.xcom("e2e_operators", "o-1", "commit"))
+    merged = repo.get_commit(deployment.xcom("e2e_operators", "o-1", "merge"))
+    reverted = repo.branch("main").commit_id
+    for commit, task_id in ((committed, "commit"), (merged, "merge")):
+        meta = commit.metadata
+        assert meta[lineage.DAG_ID] == "e2e_operators" and meta[lineage.RUN_ID] == "o-1"
+        assert meta[lineage.TASK_ID] == task_id and meta[lineage.TRY_NUMBER] == "1"
+        assert "o-1" in meta[lineage.URL], meta
+    assert committed.metadata["source"] == "e2e" and committed.message == "load o-1"
+    assert merged.parents[1] == committed.id  # a merge commit, even where a fast-forward fits
+    assert repo.resolve("release-o-1").commit.id == merged.id
+    assert repo.get_commit(reverted).metadata[".graveler.revert.commit"] == merged.id
+    assert not repo.exists("main", "tables/t/data.csv")  # the revert undid the merge
+    assert repo.get(merged.id, "tables/t/data.csv") == b"id\n1\n"
+    assert [b.name for b in repo.list_branches()] == ["main"]  # the delete operator ran

@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -197,10 +199,10 @@ def test_event_trigger_fires_once_per_new_head_under_its_prefix(
             await asyncio.sleep(0.05)
         assert stored[trigger.state_key] == start
         made = [await asyncio.to_thread(_commit_elsewhere, refs, "main", "elsewhere/x")]
-        await asyncio.sleep(0.3)
-        for path in ("t/a.csv", "t/b.csv"):
-            made.append(await asyncio.to_thread(_commit_elsewhere, refs, "main", path))
-            await asyncio.sleep(0.3)
+        await _until(lambda: stored.get(trigger.state_key) == made[0])  # baseline moved
+        made.append(await asyncio.to_thread(_commit_elsewhere, refs, "main", "t/a.csv"))
+        await _until(lambda: stored.get(trigger.state_key) == made[1])  # its event was taken
+        made.append(await asyncio.to_thread(_commit_elsewhere, refs, "main", "t/b.csv"))
         return await waiting, made
 
     events, made = asyncio.run(scenario())
@@ -217,9 +219,20 @@ def test_event_trigger_fires_once_per_new_head_under_its_prefix(
     assert start not in made
 
 
+async def _until(condition: Callable[[], bool], timeout: float = 60) -> None:
+    """Poll ``condition`` until it holds; fail (never hang) after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("the trigger did not get there in time")
+        await asyncio.sleep(0.05)
+
+
 def test_sensors_and_triggers_share_one_client_per_process(
     conn: str, refs: dict[str, str], lake: Repository
 ) -> None:
+    lake.put("main", "x", b"x")
+    lake.commit("main", "x for the sensors and triggers")
     script = textwrap.dedent(
         f"""
         import asyncio
@@ -239,10 +252,8 @@ def test_sensors_and_triggers_share_one_client_per_process(
             triggers = [GravelerObjectTrigger(repository="lake", branch="main", path="x",
                                               graveler_conn_id={conn!r}, poll_interval=0.05)
                         for _ in range(20)]
-            runs = [asyncio.create_task(anext(t.run())) for t in triggers]
-            await asyncio.sleep(1)
-            for r in runs:
-                r.cancel()
+            # x exists: every trigger completes one poll (and so opens its client) and fires
+            await asyncio.wait_for(asyncio.gather(*(anext(t.run()) for t in triggers)), 120)
 
         asyncio.run(wait_all())
         print(open_clients())

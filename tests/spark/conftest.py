@@ -34,7 +34,6 @@ LOCAL_CONFIG = {
 
 @pytest.fixture(scope="package")
 def spark() -> Iterator[object]:
-    pytest.importorskip("pyspark")
     from graveler_spark import shim_jar, spark_session
 
     jar = shim_jar()

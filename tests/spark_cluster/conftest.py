@@ -30,8 +30,9 @@ __all__ = ["moto_endpoint"]
 
 ROOT = Path(__file__).resolve().parents[2]
 JOBS = Path(__file__).resolve().parent / "jobs"
-IN_CI = bool(os.environ.get("CI"))
 PG_URL = os.environ.get("GRAVELER_TEST_POSTGRES_URL")
+#: In CI and under `make test` (which sets the PostgreSQL URL) a missing piece is a failure.
+IN_CI = bool(os.environ.get("CI") or PG_URL)
 #: Distinctive credentials: they must never show up in a log, an error or an event log.
 ACCESS_KEY = "AKIAGRAVELER" + uuid.uuid4().hex[:8].upper()
 SECRET_KEY = "graveler-secret-" + uuid.uuid4().hex
@@ -47,7 +48,7 @@ BASE_CONF = {
 
 
 def require(condition: bool, reason: str) -> None:
-    """Skip without ``condition`` on a developer machine; fail in CI."""
+    """Skip without ``condition`` on a developer machine; fail in CI and under `make test`."""
     if not condition:
         if IN_CI:
             pytest.fail(f"the cluster tests cannot run in CI: {reason}")
@@ -56,7 +57,6 @@ def require(condition: bool, reason: str) -> None:
 
 @pytest.fixture(scope="package")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
-    pytest.importorskip("pyspark")
     require(shutil.which("java") is not None, "no java on PATH")
     root = tmp_path_factory.mktemp("cluster")
     private = root / "private" if can_unshare() else None

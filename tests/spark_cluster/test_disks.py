@@ -32,7 +32,7 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def steps(cluster: StandaloneCluster, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if cluster.private_dir is None:
-        assert not IN_CI, "CI runs as root: the workers must have private disks"
+        assert not IN_CI, "CI and make test run as root: the workers must have private disks"
         pytest.skip("workers get disks of their own only as root (unshare -m)")
     work = tmp_path_factory.mktemp("disks-job")
     shared = work / "shared-ns"

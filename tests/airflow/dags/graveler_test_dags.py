@@ -18,10 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import DAG, get_current_context, task
 from graveler_airflow import (
+    GravelerCommitOperator,
+    GravelerCreateBranchOperator,
+    GravelerDeleteBranchOperator,
     GravelerHook,
+    GravelerMergeOperator,
     GravelerObjectSensor,
     GravelerPruneBranchesOperator,
+    GravelerRevertOperator,
     GravelerRunBranch,
+    GravelerTagOperator,
     graveler_asset,
 )
 
@@ -125,3 +131,41 @@ with DAG("e2e_downstream", schedule=[EVENTS], tags=["graveler-tests"]):
         """Scheduled by merges that change tables/events in main."""
 
     consume()
+
+
+OPS = "ops"  # the operators' repository
+OPS_BRANCH = "ops-{{ run_id }}"
+
+with DAG("e2e_operators", schedule=None, tags=["graveler-tests"]):
+    # Each operator once, in the order a hand-built pipeline would use them.
+    create = GravelerCreateBranchOperator(
+        task_id="create", repository=OPS, branch=OPS_BRANCH, source="main"
+    )
+
+    @task
+    def load() -> None:
+        branch = f"ops-{get_current_context()['run_id']}"
+        with GravelerHook() as hook:
+            hook.get_repository(OPS).put(branch, "tables/t/data.csv", b"id\n1\n")
+
+    commit = GravelerCommitOperator(
+        task_id="commit",
+        repository=OPS,
+        branch=OPS_BRANCH,
+        message="load {{ run_id }}",
+        metadata={"source": "e2e"},
+    )
+    merge = GravelerMergeOperator(
+        task_id="merge",
+        repository=OPS,
+        source_ref=OPS_BRANCH,
+        destination_branch="main",
+        strategy="source-wins",
+        emit_asset_events=False,
+    )
+    tag = GravelerTagOperator(task_id="tag", repository=OPS, tag="release-{{ run_id }}", ref="main")
+    revert = GravelerRevertOperator(
+        task_id="revert", repository=OPS, branch="main", ref="main", parent_number=1
+    )
+    delete = GravelerDeleteBranchOperator(task_id="delete", repository=OPS, branch=OPS_BRANCH)
+    create >> load() >> commit >> merge >> tag >> revert >> delete

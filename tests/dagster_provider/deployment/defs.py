@@ -30,11 +30,13 @@ PARTS = dg.StaticPartitionsDefinition(["a", "b", "c"])
 
 @dg.asset(partitions_def=PARTS)
 def events(context: dg.AssetExecutionContext) -> pd.DataFrame:
-    """Waits (at most a minute) until the runs of all three partitions are running: they
-    overlap, so their commits and merges are concurrent."""
+    """Waits until the runs of all three partitions are running (a barrier: the runs overlap,
+    so their commits and merges are concurrent); fails after two minutes without them."""
     (WORKDIR / f"started-{context.partition_key}").touch()
-    deadline = time.monotonic() + 60
-    while len(list(WORKDIR.glob("started-*"))) < 3 and time.monotonic() < deadline:
+    deadline = time.monotonic() + 120
+    while len(list(WORKDIR.glob("started-*"))) < 3:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the three partition runs never ran at the same time")
         time.sleep(0.2)
     return pd.DataFrame({"part": [context.partition_key] * 3, "n": [1, 2, 3]})
 
