@@ -43,6 +43,7 @@ def deployment() -> Iterator[Deployment]:
             "e2e_prune",
             "e2e_downstream",
             "e2e_operators",
+            "e2e_watcher",
             "graveler_example_etl",
         )
         yield airflow

@@ -59,6 +59,7 @@ class Scenario:
     cleared: dict[str, str] = field(default_factory=dict)  # run id -> state after the clear
     pruned: list[str] = field(default_factory=list)
     cli_pruned: list[str] = field(default_factory=list)
+    watched: list[str] = field(default_factory=list)  # commits made under watched/
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -152,6 +153,23 @@ def _cli_prune(airflow: Deployment) -> list[str]:
     return [b["name"] for b in json.loads(done.stdout)["branches"]]
 
 
+WATCHED = "graveler://e2e/main/watched"
+
+
+def _feed_the_watcher(airflow: Deployment, repo: Repository, seen: Scenario) -> None:
+    """Commit under watched/ on main until the asset watcher's trigger (in the triggerer)
+    reports one: a commit that lands before the watcher took its starting head is, rightly,
+    not an event, so a later one is made (at most three)."""
+    for attempt in range(3):
+        repo.put("main", f"watched/{attempt}.csv", b"x\n")
+        seen.watched.append(repo.commit("main", f"watched {attempt}").id)
+        try:
+            airflow.wait(lambda: bool(airflow.asset_events(WATCHED)), "a watcher event", 60)
+            return
+        except AssertionError:
+            continue
+
+
 @pytest.fixture(scope="module")
 def scenario(
     deployment: Deployment, lake: Graveler, tmp_path_factory: pytest.TempPathFactory
@@ -171,6 +189,7 @@ def scenario(
                 seen.merges[run_id] = deployment.xcom(RUNS, run_id, "run.merge")
         _phase_two(deployment, seen)
         seen.cli_pruned = _cli_prune(deployment)
+        _feed_the_watcher(deployment, lake.repository("e2e"), seen)
         seen.seconds["phase 2"] = time.monotonic() - started - seen.seconds["phase 1"]
         seen.states |= deployment.wait_finished([(ETL, "etl-good")], timeout=900)
         _run_etl(deployment, landing, "etl-bad", BAD)  # after the good one: one Spark at a time
@@ -372,3 +391,20 @@ def test_every_operator_runs_and_records_its_task(
     assert not repo.exists("main", "tables/t/data.csv")  # the revert undid the merge
     assert repo.get(merged.id, "tables/t/data.csv") == b"id\n1\n"
     assert [b.name for b in repo.list_branches()] == ["main"]  # the delete operator ran
+
+
+def test_an_asset_watcher_in_the_triggerer_schedules_on_a_commit(
+    scenario: Scenario, deployment: Deployment
+) -> None:
+    events = deployment.asset_events(WATCHED)
+    assert events, scenario.watched
+    extra = events[0]["extra"]  # Airflow records the trigger's payload under "payload"
+    assert extra["from_trigger"] is True
+    payload = extra["payload"]
+    assert payload["commit_id"] in scenario.watched and payload["path"].startswith("watched/")
+    deployment.wait(lambda: bool(deployment.dag_runs("e2e_watcher")), "the watcher's DAG run", 120)
+    deployment.wait(
+        lambda: all(r["state"] == "success" for r in deployment.dag_runs("e2e_watcher")),
+        "the watcher's DAG runs to succeed",
+        300,
+    )

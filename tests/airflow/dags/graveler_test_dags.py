@@ -16,8 +16,9 @@ import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk import DAG, get_current_context, task
+from airflow.sdk import DAG, Asset, AssetWatcher, get_current_context, task
 from graveler_airflow import (
+    GravelerCommitEventTrigger,
     GravelerCommitOperator,
     GravelerCreateBranchOperator,
     GravelerDeleteBranchOperator,
@@ -169,3 +170,25 @@ with DAG("e2e_operators", schedule=None, tags=["graveler-tests"]):
     )
     delete = GravelerDeleteBranchOperator(task_id="delete", repository=OPS, branch=OPS_BRANCH)
     create >> load() >> commit >> merge >> tag >> revert >> delete
+
+
+# An asset watcher: the triggerer runs the event trigger for as long as the DAG exists.
+WATCHED = Asset(
+    "graveler://e2e/main/watched",
+    watchers=[
+        AssetWatcher(
+            name="e2e-watched-lands",
+            trigger=GravelerCommitEventTrigger(
+                repository=REPO, branch="main", prefix="watched/", poll_interval=0.5
+            ),
+        )
+    ],
+)
+
+with DAG("e2e_watcher", schedule=[WATCHED], tags=["graveler-tests"]):
+
+    @task
+    def react() -> None:
+        """Scheduled by a commit under watched/ on e2e's main."""
+
+    react()
