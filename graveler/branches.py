@@ -14,7 +14,7 @@ from graveler.errors import AlreadyExists, BranchNotFound, InvalidArgument
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Tag
 from graveler.operations import update_branch
-from graveler.staging import branch_tokens, new_staging_token
+from graveler.staging import new_staging_token
 
 
 def create_branch(repo: RepoContext, name: str, source: str | None = None) -> Branch:
@@ -59,7 +59,7 @@ def delete_branch(repo: RepoContext, name: str) -> None:
     event = EventRecord(HookEvent.PRE_DELETE_BRANCH, head, branch=name, source_ref=name)
     with hooked(repo, event):
         removed = repo.refs.delete_branch(repo.name, name)
-        repo.staging.drop_tokens(branch_tokens(removed))
+        repo.staging.drop_tokens(removed.tokens)
 
 
 def protect_branch(repo: RepoContext, name: str, protected: bool = True) -> Branch:

@@ -54,7 +54,6 @@ from graveler.model import EMPTY_METARANGE_ID, Commit
 from graveler.namespaces import require_owner
 from graveler.objectstore.local import TMP_PREFIX, LocalObjectStore
 from graveler.objectstore.port import ObjectStore
-from graveler.staging import branch_tokens
 
 if TYPE_CHECKING:
     from graveler.repository import Repository
@@ -161,7 +160,7 @@ class _Checker:
         for cid in sorted(reachable, key=lambda c: (c in expired, c)):
             self._check_tree(reachable[cid], live=cid not in expired)
         for branch in branches:
-            self._check_staging(branch.name, branch_tokens(branch))
+            self._check_staging(branch.name, branch.tokens)
         self._check_namespace()
         return self.report
 

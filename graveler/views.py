@@ -163,7 +163,7 @@ class TokenStaging:
         self.branch = branch
         self.clean = False
         self._staging = staging
-        self._tokens = (branch.staging_token, *branch.sealed_tokens)
+        self._tokens = branch.tokens
 
     def lookup(self, key: bytes) -> StagedEntry | None:
         return staged_lookup(self._staging, self._tokens, key)

@@ -52,7 +52,7 @@ def branches(request: Request, repo: str, after: str = "", deleted: str = "") ->
 
 def _row(repo: Repository, b: Branch) -> BranchRow:
     head = repo.get_commit(b.commit_id)
-    tokens = (b.staging_token, *b.sealed_tokens)
+    tokens = b.tokens
     staged = sum(repo.staging.count_staged(t) for t in tokens)
     default = b.name == repo.info.default_branch
     return BranchRow(b, head, staged, branch_run(b.name, head), default)
