@@ -56,6 +56,7 @@ def new_run_id(now: datetime) -> str:
 #: Trees whose parsed action files a dispatcher keeps.
 ACTION_TREES_KEPT = 64
 
+
 class HookDispatcher:
     """The hooks of one client: its registry (plus entry points, loaded on first use), the
     action-file policy, and the store runs are recorded in."""
