@@ -21,7 +21,6 @@ Each object is read once while importing, to record its SHA-256 (nothing is writ
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -39,12 +38,12 @@ from graveler.errors import InvalidArgument, InvalidURI, NoChanges
 from graveler.external import file_address, s3_address
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Commit
+from graveler.objects import stored_sha256
 from graveler.objectstore import ObjectStore, open_object_store
 from graveler.operations import _committer, advance_branch, retry_moved
 from graveler.writes import guess_type
 
 IMPORT_SOURCE_KEY = ".graveler.import.source"
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,19 +209,12 @@ def _entries(src: _Source, prefix: str, store: ObjectStore) -> Iterator[ObjectEn
             path=path,
             physical_address=src.address(key),
             size=info.size,
-            checksum=_sha256(store, info.key),
+            checksum=stored_sha256(store, info.key),
             mtime=info.mtime,
             content_type=guess_type(path),
             external=True,
         )
 
-
-def _sha256(store: ObjectStore, key: str) -> str:
-    digest = hashlib.sha256()
-    with store.open(key) as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _replacing(

@@ -19,7 +19,12 @@ from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument
 from graveler.model import StagedEntry
-from graveler.objects import HashingReader, checked_entry, new_physical_address, normalize_address
+from graveler.objects import (
+    checked_entry,
+    new_physical_address,
+    normalize_address,
+    stored_sha256,
+)
 from graveler.objectstore._io import iter_chunks
 from graveler.reads import stat
 
@@ -121,11 +126,7 @@ def make_linked_entry(
         size = info.size if size is None else size
         mtime = info.mtime if mtime is None else mtime
     if checksum is None:
-        with repo.store.open(address) as fh:
-            reader = HashingReader(fh)
-            while reader.read(1 << 20):
-                pass
-        checksum = reader.hexdigest()
+        checksum = stored_sha256(repo.store, address)
     return ObjectEntry(
         path=path,
         physical_address=address,
