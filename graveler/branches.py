@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from graveler import validate
 from graveler.context import RepoContext, hooked
-from graveler.errors import AlreadyExists, BranchNotFound, InvalidArgument
+from graveler.errors import AlreadyExists, BranchNotFound, InvalidArgument, ProtectedBranch
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Tag
 from graveler.operations import update_branch
@@ -42,6 +42,18 @@ def branch_exists(repo: RepoContext, name: str) -> bool:
     except BranchNotFound:
         return False
     return True
+
+
+def writable_branch(repo: RepoContext, name: str) -> Branch:
+    """The branch row, when writes may go to it: raises BranchNotFound, or ProtectedBranch
+    for a protected branch. For work that should refuse before it starts (a Spark job, a bulk
+    upload); the write itself checks again, in its staging transaction."""
+    b = repo.refs.get_branch(repo.name, name)
+    if b.protected:
+        raise ProtectedBranch(
+            f"branch {name!r} is protected: write to another branch and merge into it"
+        )
+    return b
 
 
 def list_branches(repo: RepoContext) -> list[Branch]:

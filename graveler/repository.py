@@ -118,6 +118,7 @@ class Repository:
     create_branch = branches.create_branch
     branch = branches.get_branch
     branch_exists = branches.branch_exists
+    writable_branch = branches.writable_branch
     list_branches = branches.list_branches
     delete_branch = branches.delete_branch
     protect_branch = branches.protect_branch

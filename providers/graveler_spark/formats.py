@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graveler.errors import InvalidArgument
-from graveler_spark.options import flag, integer
+from graveler_spark.options import delimiter, flag, integer
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -36,13 +36,10 @@ class ReadFormat:
         name = (options.get("format") or "parquet").strip().lower()
         if name not in FORMATS:
             raise InvalidArgument(f"format {name!r} is not readable; use one of {FORMATS}")
-        delimiter = options.get("delimiter") or options.get("sep") or ","
-        if len(delimiter) != 1:
-            raise InvalidArgument(f"option 'delimiter' must be one character, got {delimiter!r}")
         return cls(
             name=name,
             header=flag(options, "header", True),
-            delimiter=delimiter,
+            delimiter=delimiter(options),
             batch_rows=integer(options, "batch_rows", DEFAULT_BATCH_ROWS, minimum=1),
         )
 
