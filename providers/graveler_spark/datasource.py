@@ -39,14 +39,13 @@ from graveler import ClientSettings, shared_client
 from graveler.errors import BranchNotFound, InvalidArgument
 from graveler_spark.formats import ReadFormat
 from graveler_spark.job import WriteJob, new_job_id
-from graveler_spark.options import Target, flag, integer, parse_target
+from graveler_spark.options import FORMAT_NAME, Target, flag, integer, parse_target
 from graveler_spark.reader import (
     DEFAULT_SPLIT_BYTES,
     GravelerReader,
     PushdownReader,
     infer_schema,
 )
-from graveler_spark.registration import FORMAT_NAME
 from graveler_spark.settings import resolve
 from graveler_spark.snapshot import Snapshot, take_snapshot
 from graveler_spark.storage import STREAM_MARKER_PREFIX, announce, store_for

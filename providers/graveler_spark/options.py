@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from graveler import uri as uris
 from graveler.errors import InvalidArgument, InvalidURI
 
+#: The name of the data source: ``spark.read.format("graveler")``.
+FORMAT_NAME = "graveler"
+
 
 @dataclass(frozen=True)
 class Target:
