@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import partial
 from urllib.parse import unquote, urlsplit
 
-from graveler import validate
+from graveler import namespaces, validate
 from graveler.cherrypick import clean_branch
 from graveler.commits import make_commit
 from graveler.committed.apply import Change
@@ -72,12 +72,6 @@ class _Source:
         if self.scheme == "file":
             return file_address(os.path.join(self.path, key))
         return s3_address(self.bucket, self.path + key)
-
-    def overlaps(self, other: _Source) -> bool:
-        if (self.scheme, self.bucket) != (other.scheme, other.bucket):
-            return False
-        a, b = _dir(self.path), _dir(other.path)
-        return a.startswith(b) or b.startswith(a)
 
 
 def import_data(
@@ -161,26 +155,16 @@ def _parse_source(uri: str) -> _Source:
 
 def _check_outside_namespaces(repo: RepoContext, src: _Source) -> None:
     """lakeFS refuses imports from its storage namespace; this refuses every namespace of the
-    deployment (their garbage collectors would delete what the import references)."""
+    deployment (their garbage collectors would delete what the import references), compared
+    as :mod:`graveler.namespaces` compares namespaces (one canonical spelling each)."""
+    here = namespaces.location(src.uri)
     for info in repo.refs.list_repositories():
-        try:
-            namespace = _parse_namespace(info.storage_namespace)
-        except InvalidURI:
-            continue  # mem:// and the like cannot be import sources anyway
-        if src.overlaps(namespace):
+        how = namespaces.relation_to(here, info.storage_namespace)
+        if how is not None:
             raise InvalidArgument(
-                f"invalid import source {src.uri}: it overlaps the storage namespace of "
+                f"invalid import source {src.uri}: it {how} the storage namespace of "
                 f"repository {info.name!r} ({info.storage_namespace})"
             )
-
-
-def _parse_namespace(uri: str) -> _Source:
-    parts = urlsplit(uri)
-    if parts.scheme == "file":
-        return _Source("file", "", os.path.realpath(unquote(parts.path)))
-    if parts.scheme == "s3":
-        return _Source("s3", parts.netloc, parts.path.lstrip("/"))
-    raise InvalidURI(uri)
 
 
 def _destination(destination: str) -> str:
@@ -236,6 +220,3 @@ def _replacing(
         yield Change(old, None)
         old = next(existing, None)
 
-
-def _dir(path: str) -> str:
-    return path if path.endswith("/") else path + "/"
