@@ -93,10 +93,17 @@ def stage_stored(repo: RepoContext, branch: str, stored: Sequence[ObjectEntry]) 
     try:
         repo.staging.stage(repo.name, branch, [e.to_staged() for e in stored])
     except BaseException:
-        for entry in stored:
-            with contextlib.suppress(Exception):
-                repo.store.delete(entry.physical_address)
+        delete_stored(repo, stored)
         raise
+
+
+def delete_stored(repo: RepoContext, stored: Iterable[ObjectEntry]) -> None:
+    """Delete the bytes of entries that were never staged, best effort: a failed delete leaves
+    an unreferenced object (garbage collection removes it) and must not hide the error that
+    led here."""
+    for entry in stored:
+        with contextlib.suppress(Exception):
+            repo.store.delete(entry.physical_address)
 
 
 def link(
