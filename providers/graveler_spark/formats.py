@@ -55,14 +55,18 @@ class ReadFormat:
         return self._read_json(source, None).schema
 
     def batches(
-        self, source: Any, schema: pa.Schema, row_groups: Sequence[int] | None = None
+        self,
+        source: Any,
+        schema: pa.Schema,
+        row_groups: Sequence[int] | None = None,
+        metadata: Any = None,
     ) -> Iterator[pa.RecordBatch]:
         """The file's rows as batches parsed with ``schema`` (a subset of row groups for a
-        split Parquet file)."""
+        split Parquet file; ``metadata``: its footer, when already read)."""
         if self.name == "parquet":
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(source, memory_map=isinstance(source, str))
+            pf = pq.ParquetFile(source, memory_map=isinstance(source, str), metadata=metadata)
             columns = [n for n in schema.names if n in pf.schema_arrow.names]
             yield from pf.iter_batches(self.batch_rows, row_groups=row_groups, columns=columns)
         elif self.name == "csv":
