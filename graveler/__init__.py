@@ -21,7 +21,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from graveler.client import Graveler
+    from graveler.client import Graveler, shared_client
     from graveler.committed.merge import MergeStrategy
     from graveler.config import ClientSettings
     from graveler.conflicts import ConflictResolver, KeyConflict, Resolution
@@ -51,6 +51,7 @@ _EXPORTS = {
     "Difference": "graveler.operations",
     "EntryAttributes": "graveler.writes",
     "Graveler": "graveler.client",
+    "shared_client": "graveler.client",
     "GravelerError": "graveler.errors",
     "GravelerURI": "graveler.uri",
     "HookContext": "graveler.hooks.runners",
@@ -107,6 +108,7 @@ __all__ = [
     "Tag",
     "Transaction",
     "new_physical_address",
+    "shared_client",
 ]
 __version__ = "0.1.0"
 

@@ -10,11 +10,11 @@ from dataclasses import replace
 
 from graveler import validate
 from graveler.context import RepoContext, hooked
-from graveler.errors import AlreadyExists, BranchNotFound, InvalidArgument
+from graveler.errors import AlreadyExists, BranchNotFound, InvalidArgument, ProtectedBranch
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Tag
 from graveler.operations import update_branch
-from graveler.staging import branch_tokens, new_staging_token
+from graveler.staging import new_staging_token
 
 
 def create_branch(repo: RepoContext, name: str, source: str | None = None) -> Branch:
@@ -44,6 +44,18 @@ def branch_exists(repo: RepoContext, name: str) -> bool:
     return True
 
 
+def writable_branch(repo: RepoContext, name: str) -> Branch:
+    """The branch row, when writes may go to it: raises BranchNotFound, or ProtectedBranch
+    for a protected branch. For work that should refuse before it starts (a Spark job, a bulk
+    upload); the write itself checks again, in its staging transaction."""
+    b = repo.refs.get_branch(repo.name, name)
+    if b.protected:
+        raise ProtectedBranch(
+            f"branch {name!r} is protected: write to another branch and merge into it"
+        )
+    return b
+
+
 def list_branches(repo: RepoContext) -> list[Branch]:
     return repo.refs.list_branches(repo.name)
 
@@ -59,7 +71,7 @@ def delete_branch(repo: RepoContext, name: str) -> None:
     event = EventRecord(HookEvent.PRE_DELETE_BRANCH, head, branch=name, source_ref=name)
     with hooked(repo, event):
         removed = repo.refs.delete_branch(repo.name, name)
-        repo.staging.drop_tokens(branch_tokens(removed))
+        repo.staging.drop_tokens(removed.tokens)
 
 
 def protect_branch(repo: RepoContext, name: str, protected: bool = True) -> Branch:

@@ -170,6 +170,33 @@ class Graveler:
         self.read_cache.clear()
 
 
+_SHARED: dict[tuple[int, tuple[tuple[str, str], ...]], Graveler] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_client(settings: ClientSettings | None = None) -> Graveler:
+    """The process's one client for ``settings`` (unset fields resolved from the environment
+    now, as :class:`Graveler` does), opened on first use and never closed. A client holds a
+    connection pool and a tree cache, so long-lived users (sensors, triggers, filesystems)
+    share it instead of opening one each. Safe from several threads; a forked child gets
+    clients of its own (the key includes the process ID)."""
+    effective = (settings or ClientSettings()).over(ClientSettings.from_env())
+    home = os.path.abspath(effective.home or ".graveler")
+    key = (os.getpid(), tuple(sorted({**effective.to_mapping(), "home": home}.items())))
+    with _SHARED_LOCK:
+        client = _SHARED.get(key)
+        if client is None:
+            client = _SHARED[key] = Graveler(home, settings=effective)
+        return client
+
+
+def shared_clients() -> int:
+    """How many shared clients this process holds (for tests and diagnostics)."""
+    pid = os.getpid()
+    with _SHARED_LOCK:
+        return sum(1 for owner, _ in _SHARED if owner == pid)
+
+
 def _copy(hooks: HookRegistry | None) -> HookRegistry:
     """A registry of its own for the client (entry points are added to it, not to the
     caller's)."""

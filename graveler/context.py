@@ -120,8 +120,9 @@ class RepoContext(Protocol):
         """A commit by full ID (cached; commits are immutable). Raises CommitNotFound."""
         ...
 
-    def resolve(self, ref: str) -> ResolvedRef:
-        """What a ref expression points at. Raises InvalidRef or RefNotFound."""
+    def resolve(self, ref: str, *, branches: bool = True) -> ResolvedRef:
+        """What a ref expression points at (``branches=False``: its base is known not to be
+        a branch). Raises InvalidRef or RefNotFound."""
         ...
 
     @property

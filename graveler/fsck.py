@@ -30,7 +30,6 @@ the run is never reported as a problem (it may show up as dangling).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -52,15 +51,14 @@ from graveler.gc.ledger import expired_commits
 from graveler.gc.mark import tree_file_id
 from graveler.model import EMPTY_METARANGE_ID, Commit
 from graveler.namespaces import require_owner
+from graveler.objects import stored_sha256
 from graveler.objectstore.local import TMP_PREFIX, LocalObjectStore
 from graveler.objectstore.port import ObjectStore
-from graveler.staging import branch_tokens
 
 if TYPE_CHECKING:
     from graveler.repository import Repository
 
 T = TypeVar("T")
-_HASH_CHUNK = 1 << 20
 
 
 class ProblemKind(StrEnum):
@@ -161,7 +159,7 @@ class _Checker:
         for cid in sorted(reachable, key=lambda c: (c in expired, c)):
             self._check_tree(reachable[cid], live=cid not in expired)
         for branch in branches:
-            self._check_staging(branch.name, branch_tokens(branch))
+            self._check_staging(branch.name, branch.tokens)
         self._check_namespace()
         return self.report
 
@@ -326,15 +324,11 @@ class _Checker:
             )
 
     def _sha256(self, address: str, store: ObjectStore | None = None) -> str | None:
-        digest = hashlib.sha256()
         try:
-            with (store or self.store).open(address) as fh:
-                while chunk := fh.read(_HASH_CHUNK):
-                    digest.update(chunk)
+            return stored_sha256(store or self.store, address)
         except ObjectNotFound:
             self.problem(ProblemKind.MISSING_OBJECT, address, "object vanished during the check")
             return None
-        return digest.hexdigest()
 
 
 def _temporary_files(root: str) -> list[str]:

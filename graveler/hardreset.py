@@ -18,7 +18,7 @@ from graveler.errors import ProtectedBranch
 from graveler.model import Branch, Commit
 from graveler.operations import update_branch
 from graveler.resolve import resolve_commit
-from graveler.staging import branch_tokens, new_staging_token
+from graveler.staging import new_staging_token
 
 
 def reset_hard(repo: RepoContext, branch: str, ref: str) -> Commit:
@@ -37,5 +37,5 @@ def reset_hard(repo: RepoContext, branch: str, ref: str) -> Commit:
         return replace(b, commit_id=commit.id, staging_token=token, sealed_tokens=())
 
     update_branch(repo, branch, change)
-    repo.staging.drop_tokens(branch_tokens(before[0]))
+    repo.staging.drop_tokens(before[0].tokens)
     return target[0]

@@ -21,14 +21,13 @@ Each object is read once while importing, to record its SHA-256 (nothing is writ
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from urllib.parse import unquote, urlsplit
 
-from graveler import validate
+from graveler import namespaces, validate
 from graveler.cherrypick import clean_branch
 from graveler.commits import make_commit
 from graveler.committed.apply import Change
@@ -39,12 +38,12 @@ from graveler.errors import InvalidArgument, InvalidURI, NoChanges
 from graveler.external import file_address, s3_address
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Commit
+from graveler.objects import stored_sha256
 from graveler.objectstore import ObjectStore, open_object_store
 from graveler.operations import _committer, advance_branch, retry_moved
 from graveler.writes import guess_type
 
 IMPORT_SOURCE_KEY = ".graveler.import.source"
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +72,6 @@ class _Source:
         if self.scheme == "file":
             return file_address(os.path.join(self.path, key))
         return s3_address(self.bucket, self.path + key)
-
-    def overlaps(self, other: _Source) -> bool:
-        if (self.scheme, self.bucket) != (other.scheme, other.bucket):
-            return False
-        a, b = _dir(self.path), _dir(other.path)
-        return a.startswith(b) or b.startswith(a)
 
 
 def import_data(
@@ -162,26 +155,16 @@ def _parse_source(uri: str) -> _Source:
 
 def _check_outside_namespaces(repo: RepoContext, src: _Source) -> None:
     """lakeFS refuses imports from its storage namespace; this refuses every namespace of the
-    deployment (their garbage collectors would delete what the import references)."""
+    deployment (their garbage collectors would delete what the import references), compared
+    as :mod:`graveler.namespaces` compares namespaces (one canonical spelling each)."""
+    here = namespaces.location(src.uri)
     for info in repo.refs.list_repositories():
-        try:
-            namespace = _parse_namespace(info.storage_namespace)
-        except InvalidURI:
-            continue  # mem:// and the like cannot be import sources anyway
-        if src.overlaps(namespace):
+        how = namespaces.relation_to(here, info.storage_namespace)
+        if how is not None:
             raise InvalidArgument(
-                f"invalid import source {src.uri}: it overlaps the storage namespace of "
+                f"invalid import source {src.uri}: it {how} the storage namespace of "
                 f"repository {info.name!r} ({info.storage_namespace})"
             )
-
-
-def _parse_namespace(uri: str) -> _Source:
-    parts = urlsplit(uri)
-    if parts.scheme == "file":
-        return _Source("file", "", os.path.realpath(unquote(parts.path)))
-    if parts.scheme == "s3":
-        return _Source("s3", parts.netloc, parts.path.lstrip("/"))
-    raise InvalidURI(uri)
 
 
 def _destination(destination: str) -> str:
@@ -210,19 +193,12 @@ def _entries(src: _Source, prefix: str, store: ObjectStore) -> Iterator[ObjectEn
             path=path,
             physical_address=src.address(key),
             size=info.size,
-            checksum=_sha256(store, info.key),
+            checksum=stored_sha256(store, info.key),
             mtime=info.mtime,
             content_type=guess_type(path),
             external=True,
         )
 
-
-def _sha256(store: ObjectStore, key: str) -> str:
-    digest = hashlib.sha256()
-    with store.open(key) as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _replacing(
@@ -244,6 +220,3 @@ def _replacing(
         yield Change(old, None)
         old = next(existing, None)
 
-
-def _dir(path: str) -> str:
-    return path if path.endswith("/") else path + "/"

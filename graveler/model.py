@@ -46,6 +46,11 @@ class Branch:
     sealed_tokens: tuple[str, ...] = ()
     protected: bool = False
 
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        """Every staging token of the branch in read precedence: current, then sealed."""
+        return (self.staging_token, *self.sealed_tokens)
+
 
 @dataclass(frozen=True, slots=True)
 class Tag:

@@ -161,7 +161,7 @@ def relation(new: Location, other: Location) -> str | None:
     return None
 
 
-def _relation_to(new: Location, stored: str) -> str | None:
+def relation_to(new: Location, stored: str) -> str | None:
     """:func:`relation` to a namespace as stored in the refs database (perhaps spelled by an
     older version; compared as text when it cannot be parsed any more)."""
     try:
@@ -269,7 +269,7 @@ def check_free(
     for other in refs.list_repositories():
         if other.name == name:
             raise AlreadyExists(f"repository {name!r} already exists")
-        how = _relation_to(here, other.storage_namespace)
+        how = relation_to(here, other.storage_namespace)
         if how:
             raise NamespaceInUse(
                 f"storage namespace {here.uri} {how} the namespace {other.storage_namespace} "
@@ -370,7 +370,7 @@ def require_owner(refs: RefStore, store: ObjectStore, info: RepositoryInfo, acti
     except GravelerError:
         here = None
     for other in refs.list_repositories():
-        how = _relation_to(here, other.storage_namespace) if here else None
+        how = relation_to(here, other.storage_namespace) if here else None
         if other.name != info.name and how:
             raise NamespaceInUse(
                 f"{action} refuses to run on {info.storage_namespace}: it {how} the namespace "

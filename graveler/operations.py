@@ -35,7 +35,7 @@ from graveler.errors import BranchMoved, DirtyBranch, InvalidArgument, NoChanges
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Commit, MergeResult
 from graveler.objects import checked_entry
-from graveler.staging import as_changes, branch_tokens, merged_staging, new_staging_token
+from graveler.staging import as_changes, merged_staging, new_staging_token
 from graveler.validate import object_key as validate_key
 from graveler.validate import prefix_key
 
@@ -147,7 +147,7 @@ def commit(
 def _seal(repo_name: str, b: Branch) -> Branch:
     """Move the staging token to the front of the sealed tokens; writes go to a fresh one."""
     token = new_staging_token(repo_name, b.name)
-    return replace(b, staging_token=token, sealed_tokens=(b.staging_token, *b.sealed_tokens))
+    return replace(b, staging_token=token, sealed_tokens=b.tokens)
 
 
 def _commit_sealed(
@@ -298,7 +298,7 @@ def reset(repo: RepoContext, branch: str, prefix: str | None = None) -> None:
     """Drop uncommitted changes: all of them, or only those under ``prefix``."""
     if prefix:
         b = repo.refs.get_branch(repo.name, branch)
-        repo.staging.drop_tokens(branch_tokens(b), prefix_key(prefix))
+        repo.staging.drop_tokens(b.tokens, prefix_key(prefix))
         return
     old: list[Branch] = []
 
@@ -307,7 +307,7 @@ def reset(repo: RepoContext, branch: str, prefix: str | None = None) -> None:
         return replace(b, staging_token=new_staging_token(repo.name, b.name), sealed_tokens=())
 
     update_branch(repo, branch, fresh)
-    repo.staging.drop_tokens(branch_tokens(old[0]))
+    repo.staging.drop_tokens(old[0].tokens)
 
 
 # --- diff ---------------------------------------------------------------------------------------
@@ -355,7 +355,7 @@ def diff_uncommitted(
     start = _start_after(after)
     b = repo.refs.get_branch(repo.name, branch)
     mid = repo.get_commit(b.commit_id).metarange_id
-    for staged in merged_staging(repo.staging, branch_tokens(b), start, key_prefix):
+    for staged in merged_staging(repo.staging, b.tokens, start, key_prefix):
         committed = repo.committed.get(mid, staged.key)
         left = entries.decode(staged.key, committed.value) if committed else None
         right = entries.decode(staged.key, staged.value) if staged.value is not None else None

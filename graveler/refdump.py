@@ -47,7 +47,7 @@ from graveler.model import Branch, Commit, RangeSettings, Tag
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore.port import ObjectStore
 from graveler.repository import Repository
-from graveler.staging import branch_tokens, new_staging_token
+from graveler.staging import new_staging_token
 
 DUMP_PREFIX = TREE_PREFIX + "refs/"
 FORMAT_VERSION = 1
@@ -287,4 +287,4 @@ def _repo_from(doc: Any, name: str, namespace: str) -> RepositoryInfo:
 
 
 def _has_uncommitted(repo: Repository, branch: Branch) -> bool:
-    return any(repo.staging.count_staged(t) for t in branch_tokens(branch))
+    return any(repo.staging.count_staged(t) for t in branch.tokens)

@@ -101,9 +101,10 @@ class Repository:
             self.parts.commits.put(key, cached)
         return cached
 
-    def resolve(self, ref: str) -> ResolvedRef:
-        """Resolve a ref expression (branch, tag, commit ID or prefix, then ~N / ^N)."""
-        return resolve(self, ref)
+    def resolve(self, ref: str, *, branches: bool = True) -> ResolvedRef:
+        """Resolve a ref expression (branch, tag, commit ID or prefix, then ~N / ^N);
+        ``branches=False`` when its base is known not to be a branch (one lookup fewer)."""
+        return resolve(self, ref, branches=branches)
 
     def view(self, ref: str) -> ReadView:
         """What a read at ``ref`` sees: its commit, and for a branch name the staged entries
@@ -117,6 +118,7 @@ class Repository:
     create_branch = branches.create_branch
     branch = branches.get_branch
     branch_exists = branches.branch_exists
+    writable_branch = branches.writable_branch
     list_branches = branches.list_branches
     delete_branch = branches.delete_branch
     protect_branch = branches.protect_branch

@@ -8,17 +8,20 @@ branch's head commit alone.
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from graveler.context import RepoContext
 from graveler.errors import BranchNotFound, CommitNotFound, InvalidRef, RefNotFound, TagNotFound
 from graveler.model import Commit, ResolvedRef
 from graveler.refexpr import looks_like_commit_prefix, parse_ref
 
 
-def resolve(repo: RepoContext, ref: str) -> ResolvedRef:
+def resolve(repo: RepoContext, ref: str, *, branches: bool = True) -> ResolvedRef:
     """Resolve ``ref``; raises InvalidRef for a malformed expression (or ``@`` / ``$`` on
-    something that is not a branch), RefNotFound otherwise."""
+    something that is not a branch), RefNotFound otherwise. ``branches=False`` skips the
+    branch lookup, for a caller that already knows the base is no branch."""
     expr = parse_ref(ref)
-    resolved = resolve_base(repo, expr.base)
+    resolved = resolve_base(repo, expr.base, branches)
     if expr.is_plain:
         return resolved
     view = expr.branch_view
@@ -41,18 +44,18 @@ def resolve_commit(repo: RepoContext, ref: str) -> Commit:
     return resolved.commit
 
 
-def resolve_base(repo: RepoContext, base: str) -> ResolvedRef:
-    """A ref expression's base: commit ID, branch, tag or unique commit-ID prefix."""
+def resolve_base(repo: RepoContext, base: str, branches: bool = True) -> ResolvedRef:
+    """A ref expression's base: commit ID, branch (unless ``branches`` is False), tag or
+    unique commit-ID prefix."""
     if len(base) == 64 and looks_like_commit_prefix(base):
         try:
             return ResolvedRef(repo.get_commit(base))
         except CommitNotFound:
             pass
-    try:
-        branch = repo.refs.get_branch(repo.name, base)
-        return ResolvedRef(repo.get_commit(branch.commit_id), branch)
-    except BranchNotFound:
-        pass
+    if branches:
+        with suppress(BranchNotFound):
+            branch = repo.refs.get_branch(repo.name, base)
+            return ResolvedRef(repo.get_commit(branch.commit_id), branch)
     try:
         return ResolvedRef(repo.get_commit(repo.refs.get_tag(repo.name, base).commit_id))
     except TagNotFound:

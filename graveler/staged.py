@@ -20,7 +20,7 @@ from graveler.entry import ObjectEntry
 from graveler.errors import ObjectNotFound
 from graveler.listing import ListingPage, iter_entries, list_entries
 from graveler.reads import read_entry
-from graveler.staging import branch_tokens, merged_staging, staged_lookup
+from graveler.staging import merged_staging, staged_lookup
 
 
 def stat_staged(repo: RepoContext, branch: str, path: str) -> ObjectEntry:
@@ -28,7 +28,7 @@ def stat_staged(repo: RepoContext, branch: str, path: str) -> ObjectEntry:
     deletion, or the committed entry itself) is staged there. Raises BranchNotFound."""
     key = validate.object_key(path)
     b = repo.refs.get_branch(repo.name, branch)
-    staged = staged_lookup(repo.staging, branch_tokens(b), key)
+    staged = staged_lookup(repo.staging, b.tokens, key)
     if staged is None or staged.value is None or staged.identity is None:
         raise ObjectNotFound(f"nothing staged at {path!r} on branch {branch!r}")
     committed = repo.committed.get(repo.get_commit(b.commit_id).metarange_id, key)
@@ -68,7 +68,7 @@ def _records(repo: RepoContext, branch: str, prefix: bytes, after: bytes) -> Ite
     b = repo.refs.get_branch(repo.name, branch)
     mid = repo.get_commit(b.commit_id).metarange_id
     start = after + b"\x00" if after else b""
-    for staged in merged_staging(repo.staging, branch_tokens(b), start, prefix):
+    for staged in merged_staging(repo.staging, b.tokens, start, prefix):
         if staged.value is None or staged.identity is None:
             continue
         committed = repo.committed.get(mid, staged.key)

@@ -6,7 +6,6 @@ A tombstone in a higher layer hides the key below it.
 
 from __future__ import annotations
 
-import heapq
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -14,8 +13,8 @@ from datetime import UTC, datetime
 
 from graveler.committed.apply import Change
 from graveler.committed.record import ValueRecord
-from graveler.model import Branch, StagedEntry
-from graveler.refs.port import StagingStore
+from graveler.model import StagedEntry
+from graveler.refs.port import StagingStore, merge_tokens
 
 #: Hex digits of the issue time (milliseconds since the epoch) that open a token's last part.
 _TIME_DIGITS = 12
@@ -41,11 +40,6 @@ def token_issued_at(token: str) -> datetime | None:
     return datetime.fromtimestamp(int(stamp, 16) / 1000, UTC)
 
 
-def branch_tokens(branch: Branch) -> tuple[str, ...]:
-    """Tokens in read precedence order."""
-    return (branch.staging_token, *branch.sealed_tokens)
-
-
 def staged_lookup(staging: StagingStore, tokens: Sequence[str], key: bytes) -> StagedEntry | None:
     """The highest-precedence staged entry for ``key`` (possibly a tombstone), or None."""
     for token in tokens:
@@ -59,19 +53,11 @@ def merged_staging(
     staging: StagingStore, tokens: Sequence[str], start: bytes = b"", prefix: bytes = b""
 ) -> Iterator[StagedEntry]:
     """Staged entries of several tokens, one per key, highest precedence wins, key order."""
-    streams = [_ranked(staging, t, rank, start, prefix) for rank, t in enumerate(tokens)]
-    last: bytes | None = None
-    for key, _, entry in heapq.merge(*streams):
-        if key != last:
-            last = key
-            yield entry
 
+    def one(token: str, start: bytes, prefix: bytes) -> Iterator[StagedEntry]:
+        return staging.iter_staged(token, start=start, prefix=prefix)
 
-def _ranked(
-    staging: StagingStore, token: str, rank: int, start: bytes, prefix: bytes
-) -> Iterator[tuple[bytes, int, StagedEntry]]:
-    for e in staging.iter_staged(token, start=start, prefix=prefix):
-        yield e.key, rank, e
+    return merge_tokens(one, tokens, start, prefix)
 
 
 def as_changes(entries: Iterator[StagedEntry]) -> Iterator[Change]:

@@ -14,14 +14,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import suppress
 from typing import BinaryIO
 
 from graveler import validate
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument
-from graveler.writes import stage_stored, store_object
+from graveler.writes import delete_stored, stage_stored, store_object
 
 #: Objects written at once by default (threads: the work is I/O and fsync waits).
 DEFAULT_WORKERS = 16
@@ -54,13 +53,13 @@ def upload_many(
     try:
         _store_all(repo, items, meta, workers, progress, stored)
     except BaseException:
-        _delete(repo, stored.values())
+        delete_stored(repo, stored.values())
         raise
     entries = [stored[i] for i in sorted(stored)]
     try:
         repo.store.sync(e.physical_address for e in entries)
     except BaseException:
-        _delete(repo, entries)
+        delete_stored(repo, entries)
         raise
     stage_stored(repo, branch, entries)
     return entries
@@ -127,8 +126,3 @@ def _check_source(path: str, source: object) -> None:
         f"(os.PathLike), not {type(source).__name__}"
     )
 
-
-def _delete(repo: RepoContext, entries: Iterable[ObjectEntry]) -> None:
-    for entry in entries:
-        with suppress(Exception):
-            repo.store.delete(entry.physical_address)

@@ -63,7 +63,7 @@ class Reader(Protocol):
 
     def get_commit(self, commit_id: str) -> Commit: ...
 
-    def resolve(self, ref: str) -> ResolvedRef: ...
+    def resolve(self, ref: str, *, branches: bool = True) -> ResolvedRef: ...
 
 
 class ReadCache:
@@ -71,10 +71,10 @@ class ReadCache:
     operations only, and a full cache is emptied rather than evicted from)."""
 
     def __init__(self, entry_limit: int = ENTRY_CACHE_SIZE) -> None:
-        # Views of full commit IDs: ref -> (repository name, view).
-        self._commits: dict[str, tuple[str, ReadView]] = {}
-        # Views of branch names: ref -> (repository name, view of the branch as last read).
-        self._branches: dict[str, tuple[str, ReadView]] = {}
+        # Views of full commit IDs: (repository name, ref) -> view.
+        self._commits: dict[tuple[str, str], ReadView] = {}
+        # Views of branch names: (repository name, ref) -> view of the branch as last read.
+        self._branches: dict[tuple[str, str], ReadView] = {}
         # Decoded entries by record, ``(key, identity, value)``: a committed ValueRecord (whose
         # bytes keep their hashes) or an equal tuple built from a staged entry.
         self._entries: dict[Record, entries.ObjectEntry] = {}
@@ -82,42 +82,42 @@ class ReadCache:
 
     def view(self, repo: Reader, ref: str) -> ReadView:
         """The view of ``ref`` (see the module docstring). Raises InvalidRef, RefNotFound."""
-        name = repo.name
-        hit = self._commits.get(ref)
-        if hit is not None and hit[0] == name:
-            return hit[1]
-        known = self._branches.get(ref)
-        if known is not None and known[0] == name:  # a branch last time: is it still?
-            try:
-                branch = repo.staging.branch_view(name, ref)
-            except BranchNotFound:
-                pass
-            else:
-                return known[1] if known[1].staged is branch else self._branch_read(repo, branch)
-        return self._resolve(repo, ref)
-
-    def _resolve(self, repo: Reader, ref: str) -> ReadView:
-        if type(ref) is str and len(ref) == 64 and looks_like_commit_prefix(ref):
-            view = _view_of(repo, repo.resolve(ref).commit)
-            if view.commit.id == ref:
-                _remember(self._commits, ref, (repo.name, view))
-            return view
-        expr = parse_ref(ref)
-        if expr.is_plain and expr.base == ref:
+        key = (repo.name, ref)
+        hit = self._commits.get(key)
+        if hit is not None:
+            return hit
+        known = self._branches.get(key)
+        if known is not None:  # a branch last time: is it still?
             try:
                 branch = repo.staging.branch_view(repo.name, ref)
             except BranchNotFound:
-                pass
+                self._branches.pop(key, None)
+                return self._resolve(repo, ref, branches=False)
+            return known if known.staged is branch else self._branch_read(repo, branch)
+        return self._resolve(repo, ref)
+
+    def _resolve(self, repo: Reader, ref: str, branches: bool = True) -> ReadView:
+        if type(ref) is str and len(ref) == 64 and looks_like_commit_prefix(ref):
+            view = _view_of(repo, repo.resolve(ref).commit)
+            if view.commit.id == ref:
+                _remember(self._commits, (repo.name, ref), view)
+            return view
+        expr = parse_ref(ref)
+        if branches and expr.is_plain and expr.base == ref:
+            try:
+                branch = repo.staging.branch_view(repo.name, ref)
+            except BranchNotFound:
+                branches = False  # known now: no need to look again while resolving
             else:
                 return self._branch_read(repo, branch)
-        resolved = repo.resolve(ref)
+        resolved = repo.resolve(ref, branches=branches)
         if resolved.branch is None:
             return _view_of(repo, resolved.commit)
         return _view_of(repo, resolved.commit, TokenStaging(repo.staging, resolved.branch))
 
     def _branch_read(self, repo: Reader, branch: BranchView) -> ReadView:
         view = _view_of(repo, repo.get_commit(branch.branch.commit_id), branch)
-        _remember(self._branches, branch.branch.name, (repo.name, view))
+        _remember(self._branches, (repo.name, branch.branch.name), view)
         return view
 
     def entry(self, record: Record) -> entries.ObjectEntry:
@@ -163,7 +163,7 @@ class TokenStaging:
         self.branch = branch
         self.clean = False
         self._staging = staging
-        self._tokens = (branch.staging_token, *branch.sealed_tokens)
+        self._tokens = branch.tokens
 
     def lookup(self, key: bytes) -> StagedEntry | None:
         return staged_lookup(self._staging, self._tokens, key)

@@ -19,7 +19,12 @@ from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument
 from graveler.model import StagedEntry
-from graveler.objects import HashingReader, checked_entry, new_physical_address, normalize_address
+from graveler.objects import (
+    checked_entry,
+    new_physical_address,
+    normalize_address,
+    stored_sha256,
+)
 from graveler.objectstore._io import iter_chunks
 from graveler.reads import stat
 
@@ -88,10 +93,17 @@ def stage_stored(repo: RepoContext, branch: str, stored: Sequence[ObjectEntry]) 
     try:
         repo.staging.stage(repo.name, branch, [e.to_staged() for e in stored])
     except BaseException:
-        for entry in stored:
-            with contextlib.suppress(Exception):
-                repo.store.delete(entry.physical_address)
+        delete_stored(repo, stored)
         raise
+
+
+def delete_stored(repo: RepoContext, stored: Iterable[ObjectEntry]) -> None:
+    """Delete the bytes of entries that were never staged, best effort: a failed delete leaves
+    an unreferenced object (garbage collection removes it) and must not hide the error that
+    led here."""
+    for entry in stored:
+        with contextlib.suppress(Exception):
+            repo.store.delete(entry.physical_address)
 
 
 def link(
@@ -121,11 +133,7 @@ def make_linked_entry(
         size = info.size if size is None else size
         mtime = info.mtime if mtime is None else mtime
     if checksum is None:
-        with repo.store.open(address) as fh:
-            reader = HashingReader(fh)
-            while reader.read(1 << 20):
-                pass
-        checksum = reader.hexdigest()
+        checksum = stored_sha256(repo.store, address)
     return ObjectEntry(
         path=path,
         physical_address=address,

@@ -8,7 +8,8 @@ from graveler import runs
 from graveler import uri as uris
 from graveler.cli import actions, fs, history, maintenance, ui
 from graveler.cli import gc as gc_command
-from graveler.cli.output import Output, branch_doc, diff_doc, repo_doc, tag_doc
+from graveler.cli.output import Output, branch_doc, diff_doc, tag_doc
+from graveler.cli.quick import repo_doc
 from graveler.cli.shared import (
     Handler,
     done,

@@ -13,7 +13,6 @@ from rich.table import Table
 
 from graveler.entry import ObjectEntry
 from graveler.model import Branch, Commit, Tag
-from graveler.model import Repository as RepositoryInfo
 from graveler.operations import Difference
 
 
@@ -51,15 +50,6 @@ def branch_doc(b: Branch) -> dict[str, Any]:
 
 def tag_doc(t: Tag) -> dict[str, Any]:
     return {"name": t.name, "commit_id": t.commit_id}
-
-
-def repo_doc(r: RepositoryInfo) -> dict[str, Any]:
-    return {
-        "name": r.name,
-        "storage_namespace": r.storage_namespace,
-        "default_branch": r.default_branch,
-        "creation_date": _iso(r.creation_date),
-    }
 
 
 def _iso(d: datetime) -> str:

@@ -46,7 +46,8 @@ def answer(args: Any) -> int | None:
 
 
 def repo_doc(r: Repository) -> dict[str, str]:
-    """The JSON document of a repository (as :func:`graveler.cli.output.repo_doc`)."""
+    """The JSON document of a repository (every command prints this one; it lives here, in
+    the module that imports no engine, so that ``repo list`` can print it too)."""
     return {
         "name": r.name,
         "storage_namespace": r.storage_namespace,

@@ -30,7 +30,6 @@ from graveler.gc.rules import RetentionRules, retained_commits
 from graveler.model import Commit
 from graveler.namespaces import require_owner
 from graveler.objectstore.port import ObjectInfo
-from graveler.staging import branch_tokens
 
 if TYPE_CHECKING:
     from graveler.repository import Repository
@@ -121,7 +120,7 @@ def prepare(
         raise InvalidArgument(f"grace period must not be negative, got {grace}")
     require_owner(repo.refs, repo.store, repo.info, "garbage collection")
     at = (now or datetime.now(UTC)).astimezone(UTC)
-    tokens = [t for b in repo.list_branches() for t in branch_tokens(b)]
+    tokens = [t for b in repo.list_branches() for t in b.tokens]
     staged = staged_addresses(repo.staging, tokens)
     branches = repo.list_branches()  # after staging: see the module docstring
     tags = repo.list_tags()

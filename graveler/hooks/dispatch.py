@@ -31,6 +31,7 @@ from graveler.hooks.actions import (
     Action,
     ActionHook,
     load_actions,
+    matched_actions,
 )
 from graveler.hooks.registry import HookRegistry, load_entry_points
 from graveler.hooks.runners import (
@@ -41,6 +42,7 @@ from graveler.hooks.runners import (
     post_webhook,
     resolve_callable,
 )
+from graveler.lru import LruCache
 
 log = logging.getLogger(__name__)
 _MAX_ERROR = 1000
@@ -49,6 +51,10 @@ _MAX_ERROR = 1000
 def new_run_id(now: datetime) -> str:
     """A run ID that sorts by start time (then randomly)."""
     return f"{now:%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:8]}"
+
+
+#: Trees whose parsed action files a dispatcher keeps.
+ACTION_TREES_KEPT = 64
 
 
 class HookDispatcher:
@@ -68,6 +74,9 @@ class HookDispatcher:
         self.policy = policy
         self._load_entry_points = entry_points
         self._load_failures: list[str] = []
+        # Parsed action files by (repository, metarange ID): a tree never changes, and the
+        # pre- and post- hooks of one operation read the same one.
+        self._parsed: LruCache[tuple[str, str], list[Action]] = LruCache(ACTION_TREES_KEPT)
         self._lock = threading.Lock()
 
     def run(self, repo: RepoContext, record: EventRecord) -> str | None:
@@ -116,16 +125,26 @@ class HookDispatcher:
                 yield partial(self._action_hook, repo, record, run_id, action, hook)
 
     def _actions(self, repo: RepoContext, record: EventRecord) -> list[Action]:
+        key = (repo.name, record.commit.metarange_id)
+        parsed = self._parsed.get(key)
+        if parsed is None:
+            parsed = self._load_actions(repo, record.commit.metarange_id)
+            self._parsed.put(key, parsed)
+        return matched_actions(parsed, record.event, record.branch)
+
+    def _load_actions(self, repo: RepoContext, metarange_id: str) -> list[Action]:
+        """Every action file at the top of ``_graveler_actions/`` in the tree, parsed (raises
+        InvalidAction for a file too large or not an action)."""
         files = []
         prefix = ACTIONS_PREFIX.encode()
-        for rec in repo.committed.iterate(record.commit.metarange_id, prefix=prefix):
+        for rec in repo.committed.iterate(metarange_id, prefix=prefix):
             entry = decode(rec.key, rec.value)
             if not entry.path.endswith((".yaml", ".yml")) or "/" in entry.path[len(prefix) :]:
                 continue
             if entry.size > MAX_ACTION_BYTES:
                 raise InvalidAction(f"action file {entry.path} is larger than 1 MiB")
             files.append((entry.path, reads.read_entry(repo, entry)))
-        return [a for a in load_actions(files) if a.matches(record.event, record.branch)]
+        return load_actions(files)
 
     # --- running ------------------------------------------------------------------------
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import builtins
 import os
 import stat as stat_mod
-import tempfile
 from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import BinaryIO
@@ -34,7 +33,6 @@ from graveler.objectstore.local_writer import (
     LocalObjectWriter,
     fsync_directory,
     fsync_directory_async,
-    unlink_quietly,
 )
 from graveler.objectstore.port import ObjectInfo
 
@@ -129,23 +127,17 @@ class LocalObjectStore:
         to the key's path (``link`` fails atomically when the path exists), so a reader never
         sees a partial object and of racing writers exactly one wins."""
         path = self._path(key)
-        directory = os.path.dirname(path)
+        error = partial(self._error, "creating", key)
         try:
-            self._ensure_directory(directory)
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=TMP_PREFIX)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.link(tmp, path)
-            except FileExistsError:
-                return False
-            finally:
-                unlink_quietly(tmp)
-            fsync_directory(directory)
+            self._ensure_directory(os.path.dirname(path))
         except OSError as exc:
-            raise self._error("creating", key, exc) from exc
+            raise error(exc) from exc
+        writer = LocalObjectWriter(key, path, fresh=False, exclusive=True, error=error)
+        writer.write(data)
+        try:
+            writer.commit()
+        except FileExistsError:
+            return False
         return True
 
     def _ensure_directory(self, directory: str) -> None:

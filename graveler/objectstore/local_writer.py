@@ -98,7 +98,9 @@ def unlink_quietly(path: str) -> None:
 
 class LocalObjectWriter(BaseObjectWriter):
     """Writes one object of a local store (see the module docstring). ``path`` is the key's
-    file, whose directory exists; ``error`` turns an OSError into the StorageError raised."""
+    file, whose directory exists; ``error`` turns an OSError into the StorageError raised.
+    With ``exclusive`` the finished temp file is hard-linked to ``path`` instead of replacing
+    it: ``commit`` raises FileExistsError (and publishes nothing) when a file is there."""
 
     def __init__(
         self,
@@ -107,11 +109,13 @@ class LocalObjectWriter(BaseObjectWriter):
         *,
         fresh: bool,
         durable: bool = True,
+        exclusive: bool = False,
         error: Callable[[OSError], StorageError],
     ) -> None:
         super().__init__(key)
         self._path = path
         self._fresh = fresh
+        self._exclusive = exclusive
         self._durable = durable
         self._error = error
         directory = os.path.dirname(path)
@@ -145,14 +149,25 @@ class LocalObjectWriter(BaseObjectWriter):
             mtime = os.fstat(out.fileno()).st_mtime
             out.close()
             if not self._fresh:
-                os.replace(self._tmp, self._path)
+                self._move_into_place()
                 if self._durable:
                     fsync_directory(self._dir)
             elif self._dir_synced is not None:
                 self._dir_synced.result()
+        except FileExistsError:
+            raise
         except OSError as exc:
             raise self._error(exc) from exc
         return ObjectInfo(self._key, self.size, from_timestamp(mtime))
+
+    def _move_into_place(self) -> None:
+        if not self._exclusive:
+            os.replace(self._tmp, self._path)
+            return
+        try:
+            os.link(self._tmp, self._path)  # fails atomically when the path exists
+        finally:
+            unlink_quietly(self._tmp)
 
     def _discard(self) -> None:
         with contextlib.suppress(OSError):

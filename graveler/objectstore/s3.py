@@ -240,13 +240,12 @@ class S3ObjectStore:
         except (ClientError, BotoCoreError, S3UploadFailedError) as exc:
             raise self._error(exc, action, key) from exc
 
-    _call = call
 
     def _fetch(self, key: str, **params: str) -> bytes:
         """GET ``key`` (with optional Range) and read its body, re-requesting a broken body."""
         full = self._full_key(key)
         for attempt in range(1, BODY_READ_ATTEMPTS + 1):
-            response = self._call(
+            response = self.call(
                 "reading",
                 key,
                 lambda: self._client.get_object(Bucket=self._bucket, Key=full, **params),
@@ -274,7 +273,7 @@ class S3ObjectStore:
         if isinstance(data, bytes | bytearray | memoryview):
             payload = bytes(data)
             if len(payload) < MULTIPART_CHUNK:
-                self._call(
+                self.call(
                     "writing",
                     key,
                     lambda: self._client.put_object(Bucket=self._bucket, Key=full, Body=payload),
@@ -282,7 +281,7 @@ class S3ObjectStore:
                 return ObjectInfo(key, len(payload), utc_now())
             data = io.BytesIO(payload)
         reader = ExactReader(data)
-        self._call(
+        self.call(
             "writing",
             key,
             lambda: self._client.upload_fileobj(reader, self._bucket, full, Config=self._transfer),
@@ -330,7 +329,7 @@ class S3ObjectStore:
         """A buffered reader streaming the object's body; ObjectNotFound if missing. A body that
         breaks off is resumed where it broke (a ranged GET of the same ETag)."""
         full = self._full_key(key)
-        response = self._call(
+        response = self.call(
             "opening", key, lambda: self._client.get_object(Bucket=self._bucket, Key=full)
         )
         size, etag = int(response["ContentLength"]), response.get("ETag")
@@ -347,7 +346,7 @@ class S3ObjectStore:
         if etag:
             params["IfMatch"] = etag
         full = self._full_key(key)
-        response = self._call(
+        response = self.call(
             "resuming",
             key,
             lambda: self._client.get_object(Bucket=self._bucket, Key=full, **params),
@@ -371,7 +370,7 @@ class S3ObjectStore:
     def stat(self, key: str) -> ObjectInfo:
         """Size and LastModified (UTC) via HeadObject; ObjectNotFound if missing."""
         full = self._full_key(key)
-        head = self._call(
+        head = self.call(
             "inspecting", key, lambda: self._client.head_object(Bucket=self._bucket, Key=full)
         )
         return ObjectInfo(key, int(head["ContentLength"]), _utc(head["LastModified"]))
@@ -386,7 +385,7 @@ class S3ObjectStore:
     def delete(self, key: str) -> None:
         """DeleteObject; S3 itself treats a missing key as success."""
         full = self._full_key(key)
-        self._call(
+        self.call(
             "deleting", key, lambda: self._client.delete_object(Bucket=self._bucket, Key=full)
         )
 

@@ -151,6 +151,8 @@ def _sqlite_file(database: str | None) -> str | None:
     if database in (None, "", ":memory:") or "mode=memory" in database:
         return None
     return database if database.startswith("file:") else os.path.abspath(database)
+
+
 def redact_url(url: object) -> str:
     """``url`` fit for a message: rendered with SQLAlchemy's password hiding
     (``render_as_string(hide_password=True)``), then :func:`graveler.config.redact_url` for

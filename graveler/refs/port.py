@@ -21,7 +21,8 @@ Concurrency contracts:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 from graveler.model import Branch, Commit, Repository, StagedEntry, Tag
@@ -160,3 +161,25 @@ class StagingStore(Protocol):
     def drop_tokens(self, tokens: Sequence[str], prefix: bytes = b"") -> None:
         """Delete every entry of the given tokens (only keys under ``prefix`` when given)."""
         ...
+
+
+#: ``iter_staged(token, start, prefix)``: one token's staged entries, in key order.
+IterStaged = Callable[[str, bytes, bytes], Iterator[StagedEntry]]
+
+
+def merge_tokens(
+    iter_staged: IterStaged, tokens: Sequence[str], start: bytes = b"", prefix: bytes = b""
+) -> Iterator[StagedEntry]:
+    """The entries of several tokens merged by key, in key order, one per key: the entry of
+    the earliest token in ``tokens`` wins (a branch's current token, then its sealed ones)."""
+    streams = [_ranked(iter_staged(t, start, prefix), rank) for rank, t in enumerate(tokens)]
+    last: bytes | None = None
+    for key, _, entry in heapq.merge(*streams):
+        if key != last:
+            last = key
+            yield entry
+
+
+def _ranked(entries: Iterator[StagedEntry], rank: int) -> Iterator[tuple[bytes, int, StagedEntry]]:
+    for e in entries:
+        yield e.key, rank, e

@@ -17,7 +17,6 @@ a branch with nothing staged).
 
 from __future__ import annotations
 
-import heapq
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 
@@ -27,6 +26,7 @@ from graveler.errors import BranchNotFound
 from graveler.model import Branch, StagedEntry
 from graveler.refs import rows
 from graveler.refs.db import Database
+from graveler.refs.port import IterStaged, merge_tokens
 from graveler.refs.schema import branches, staged_entries
 
 #: A cached view holds up to this many staged entries in memory (more: looked up per key).
@@ -35,8 +35,6 @@ STAGED_IN_MEMORY = 10_000
 MEMO_LIMIT = 10_000
 #: Branch views kept per store (the cache is emptied when it would grow past this).
 VIEW_CACHE_SIZE = 256
-
-IterStaged = Callable[[str, bytes, bytes], Iterator[StagedEntry]]
 
 
 class SqlBranchView:
@@ -55,7 +53,7 @@ class SqlBranchView:
     ) -> None:
         self.branch = branch
         self.clean = clean
-        self._tokens = (branch.staging_token, *branch.sealed_tokens)
+        self._tokens = branch.tokens
         self._db = db
         self._iter = iter_staged
         self._entries = entries
@@ -79,7 +77,7 @@ class SqlBranchView:
         if self.clean:
             return iter(())
         if self._entries is None:
-            return _merged(self._iter, self._tokens, start, prefix)
+            return merge_tokens(self._iter, self._tokens, start, prefix)
         return self._iter_memory(max(start, prefix), prefix)
 
     def _iter_memory(self, lower: bytes, prefix: bytes) -> Iterator[StagedEntry]:
@@ -111,7 +109,7 @@ def read_view(
             return SqlBranchView(branch, db, iter_staged, None, clean=True)
         if not eager:
             return SqlBranchView(branch, db, iter_staged, None, clean=False)
-        tokens = (branch.staging_token, *branch.sealed_tokens)
+        tokens = branch.tokens
         found = conn.execute(
             select(
                 staged_entries.c.token,
@@ -177,22 +175,3 @@ def _lookup(db: Database, tokens: Sequence[str], key: bytes) -> StagedEntry | No
         found = conn.execute(query).all()
     winners = _winners(tokens, [(t, key, i, v) for t, i, v in found])
     return winners.get(key)
-
-
-def _merged(
-    iter_staged: IterStaged, tokens: Sequence[str], start: bytes, prefix: bytes
-) -> Iterator[StagedEntry]:
-    """The tokens' entries merged by key, the first token's entry winning."""
-    streams = [
-        _ranked(iter_staged(token, start, prefix), rank) for rank, token in enumerate(tokens)
-    ]
-    last: bytes | None = None
-    for key, _, entry in heapq.merge(*streams):
-        if key != last:
-            last = key
-            yield entry
-
-
-def _ranked(entries: Iterator[StagedEntry], rank: int) -> Iterator[tuple[bytes, int, StagedEntry]]:
-    for e in entries:
-        yield e.key, rank, e

@@ -34,7 +34,6 @@ def tree(request: Request, repo: str, ref: str = "", prefix: str = "", after: st
     ui = ui_of(request)
     r = ui.repository(repo)
     ref = ref or r.info.default_branch
-    resolved = r.resolve(ref)
     page = r.list(ref, prefix, delimiter="/", after=after, amount=ui.options.page_size)
     links = links_for(request)
     more = links.tree(r.name, ref, prefix, page.next_after) if page.next_after else None
@@ -42,6 +41,7 @@ def tree(request: Request, repo: str, ref: str = "", prefix: str = "", after: st
     common["more_url"] = more
     if is_htmx(request) and after:
         return ui.render(request, "_tree_rows.html", **common)
+    resolved = r.resolve(ref)  # the full page names the commit; more rows need no lookup
     return ui.render(request, "tree.html", **common, resolved=resolved, crumbs=_crumbs(prefix))
 
 

@@ -9,7 +9,7 @@ from itertools import islice
 from fastapi import APIRouter, Query, Request
 from starlette.responses import RedirectResponse, Response
 
-from graveler.errors import BranchNotFound, InvalidArgument
+from graveler.errors import InvalidArgument
 from graveler.model import Branch, Commit
 from graveler.repository import Repository
 from graveler.ui.context import links_for, ui_of
@@ -52,7 +52,7 @@ def branches(request: Request, repo: str, after: str = "", deleted: str = "") ->
 
 def _row(repo: Repository, b: Branch) -> BranchRow:
     head = repo.get_commit(b.commit_id)
-    tokens = (b.staging_token, *b.sealed_tokens)
+    tokens = b.tokens
     staged = sum(repo.staging.count_staged(t) for t in tokens)
     default = b.name == repo.info.default_branch
     return BranchRow(b, head, staged, branch_run(b.name, head), default)
@@ -94,8 +94,9 @@ def _pair(text: str) -> tuple[str, str]:
 def _find_in(repo: Repository, branch: str, wanted: dict[str, str]) -> tuple[str, str] | None:
     """("branch", name) or ("commit", id) of the run in ``repo``, or None."""
     if branch:
-        with contextlib.suppress(BranchNotFound, InvalidArgument):
-            return "branch", repo.branch(branch).name
+        with contextlib.suppress(InvalidArgument):  # a name no branch can have
+            if repo.branch_exists(branch):
+                return "branch", branch
     if not wanted:
         return None
     history = repo.log(repo.info.default_branch, first_parent=True)

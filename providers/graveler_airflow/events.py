@@ -100,16 +100,22 @@ def _emit(
     declared = declared_assets(task, repo.name, into)
     base = {"repository": repo.name, "branch": into, "commit_id": after}
     base |= {"previous_commit_id": before, **extra}
-    if declared:
-        changed = [d.path for d in repo.diff(before, after)]
-        for path, asset in declared.items():
-            counted = count_under(changed, path)
-            outlet_events[asset].extra = {**base, "path": path, "changes": counted}
+    changed = [d.path for d in repo.diff(before, after)] if declared else None
+    for path, asset in declared.items():
+        counted = count_under(changed or [], path)
+        outlet_events[asset].extra = {**base, "path": path, "changes": counted}
     if options.alias is None:
         return len(declared)
     emitted = 0
     changes = merge_changes(
-        repo, into, before, after, paths=options.paths, limit=options.limit, extra=extra
+        repo,
+        into,
+        before,
+        after,
+        paths=options.paths,
+        limit=options.limit,
+        extra=extra,
+        changed=changed,
     )
     for change in changes:
         if change.path in declared:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from graveler import Repository
 from graveler_fsspec.errors import translated
+from graveler_fsspec.paths import parse_path, require_key
 
 #: Where a remote path is written: (repository, branch, key), checked writable.
 WriteTarget = Callable[[str], tuple[Repository, str, str]]
@@ -26,15 +27,17 @@ def upload_pairs(
     metadata: Mapping[str, str] | None = None,
 ) -> int:
     """Upload every ``(local file, remote path)``; returns how many. Every remote path is
-    checked writable before anything is written (ReadOnlyRef, ReadOnlyBranch,
-    PathNotFound)."""
+    parsed, and each branch checked writable once, before anything is written (ReadOnlyRef,
+    ReadOnlyBranch, PathNotFound)."""
     groups: dict[tuple[str, str], list[tuple[str, Path]]] = defaultdict(list)
-    repos: dict[str, Repository] = {}
+    repos: dict[tuple[str, str], Repository] = {}
     for local, remote in pairs:
-        repo, branch, key = target(remote)
-        repos[repo.name] = repo
-        groups[(repo.name, branch)].append((key, Path(local)))
+        p = require_key(parse_path(remote), remote)
+        where = (p.repository, p.ref)
+        if where not in repos:
+            repos[where] = target(remote)[0]  # the branch's writable check, once
+        groups[where].append((p.key, Path(local)))
     for (name, branch), items in groups.items():
         with translated(f"{name}/{branch}"):
-            repos[name].upload_many(branch, items, metadata=metadata)
+            repos[(name, branch)].upload_many(branch, items, metadata=metadata)
     return len(pairs)

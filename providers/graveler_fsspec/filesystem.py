@@ -28,7 +28,7 @@ from fsspec.callbacks import DEFAULT_CALLBACK
 from fsspec.spec import AbstractFileSystem, make_instance
 from fsspec.utils import stringify_path
 
-from graveler import ClientSettings, Graveler, ObjectEntry, Repository
+from graveler import ClientSettings, Graveler, ObjectEntry, Repository, shared_client
 from graveler.errors import InvalidArgument
 from graveler_fsspec import listing
 from graveler_fsspec.bulk import upload_pairs
@@ -372,23 +372,6 @@ class GravelerFileSystem(AbstractFileSystem):  # type: ignore[misc]
         with self.open(path1, "rb") as src, self.open(path2, "wb", **options) as dst:
             while block := src.read(self.blocksize):
                 dst.write(block)
-
-
-_CLIENTS: dict[tuple[int, tuple[tuple[str, str], ...]], Graveler] = {}
-_CLIENTS_LOCK = threading.Lock()
-
-
-def shared_client(settings: ClientSettings) -> Graveler:
-    """One :class:`Graveler` per process and configuration (unset settings resolved from the
-    environment now, as ``Graveler`` does)."""
-    effective = settings.over(ClientSettings.from_env())
-    home = os.path.abspath(effective.home or ".graveler")
-    key = (os.getpid(), tuple(sorted({**effective.to_mapping(), "home": home}.items())))
-    with _CLIENTS_LOCK:
-        client = _CLIENTS.get(key)
-        if client is None:
-            client = _CLIENTS[key] = Graveler(home, settings=effective)
-        return client
 
 
 def _name(info: Info) -> str:

@@ -30,8 +30,8 @@ from graveler.extras import require_extra
 
 require_extra("spark", package=__name__)
 
+from graveler_spark.options import FORMAT_NAME  # noqa: E402
 from graveler_spark.registration import (  # noqa: E402
-    FORMAT_NAME,
     PUSHDOWN_SETTING,
     activate,
     load_shim,

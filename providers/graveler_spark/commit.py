@@ -1,15 +1,17 @@
 """Driver side of a write job: stage every file in one transaction, or delete them all.
 
-A task's report is a claim, not a fact: ``commit_job`` first lists the job's prefix and checks
-that every reported file is there with the reported size, as the driver sees it. Where it is
+A task's report is a claim, not a fact: ``commit_job`` first lists the job's prefix (once)
+and checks that every reported file is there with the reported size, as the driver sees it.
+Where it is
 not (a ``file://`` namespace on disks the executors do not share), it raises
 :class:`~graveler_spark.storage.NamespaceNotShared`, stages nothing and deletes what it can
 see. It then stages the files as one ``stage_entries`` call (one SQL transaction). In
 ``overwrite`` mode the same call also removes every object that was visible under the target
-prefix and is not rewritten. If staging fails, the job's files are deleted and
-the error propagates: nothing is staged, nothing is left. Files of failed task attempts (under
-the job's prefix but in no message) are deleted. Option ``commit_message`` then commits the
-branch; a commit failure leaves the entries staged (they are the user's data).
+prefix and is not rewritten. If staging fails, the job's files are deleted and the error
+propagates: nothing is staged, nothing is left. Files of failed task attempts (under the
+job's prefix but in no message, seen in that listing) are deleted. Option
+``commit_message`` then commits the branch; a commit failure leaves the entries staged (they
+are the user's data).
 
 ``abort_job`` deletes every file under the job's prefix, including files a task was still
 writing when the job failed: it lists the prefix again until it stays empty for a moment.
@@ -22,7 +24,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from graveler import Graveler, ObjectEntry
+from graveler import ObjectEntry, shared_client
 from graveler.errors import NoChanges
 from graveler_spark.job import WriteJob, WrittenFile
 from graveler_spark.storage import SHARED_FILESYSTEM, NamespaceNotShared, store_for
@@ -37,42 +39,29 @@ ABORT_SETTLE_SECONDS = 3.0
 ABORT_POLL_SECONDS = 0.25
 
 
-def stage_files(
-    repo: Repository, branch: str, prefix: str, entries: Sequence[ObjectEntry], overwrite: bool
-) -> int:
-    """Stage ``entries`` on ``branch`` in one transaction; with ``overwrite`` also remove every
-    other object under the directory ``prefix`` in that transaction."""
-    delete: list[str] = []
-    if overwrite:
-        new = {e.path for e in entries}
-        under = f"{prefix}/" if prefix else ""
-        delete = [e.path for e in repo.iter_objects(branch, under) if e.path not in new]
-    return repo.stage_entries(branch, entries, delete=delete)
-
-
 def commit_job(job: WriteJob, files: Sequence[WrittenFile]) -> None:
     """Stage (and optionally commit) what the tasks wrote; see the module docstring."""
     store = store_for(job.namespace, job.settings.store_options)
-    with Graveler(settings=job.settings) as gv:
-        repo = gv.repository(job.target.repository)
-        try:
-            verify_written(store, job, files)
-            entries = [_entry(f, job.object_metadata) for f in files]
-            stage_table_write(repo, job.table_write(), entries)
-        except BaseException:
-            delete_job_files(store, job, files)
-            raise
-        _delete_strays(store, job, {f.address for f in files})
-        commit_if_asked(repo, job.target.ref, job.commit_message, job.commit_metadata)
+    gv = shared_client(job.settings)  # one per process and settings
+    repo = gv.repository(job.target.repository)
+    try:
+        seen = verify_written(store, job.scratch_prefix, files)
+        entries = [_entry(f, job.object_metadata) for f in files]
+        stage_table_write(repo, job.table_write(), entries)
+    except BaseException:
+        delete_job_files(store, job.scratch_prefix, files)
+        raise
+    delete_strays(store, seen, files)
+    commit_if_asked(repo, job.target.ref, job.commit_message, job.commit_metadata)
 
 
-def verify_written(store: ObjectStore, job: WriteJob, files: Sequence[WrittenFile]) -> None:
-    """Raise NamespaceNotShared unless every file in ``files`` is in the job's prefix with
-    the size its task reported, as this process sees the namespace (one listing)."""
-    seen = {info.key: info.size for info in store.list(job.scratch_prefix)}
+def verify_written(store: ObjectStore, prefix: str, files: Sequence[WrittenFile]) -> set[str]:
+    """Every key under ``prefix`` (one listing); raises NamespaceNotShared unless each file in
+    ``files`` is among them with the size its task reported, as this process sees them."""
+    seen = {info.key: info.size for info in store.list(prefix)}
     wrong = [f for f in files if seen.get(f.address) != f.size]
     if not wrong:
-        return
+        return set(seen)
     first = wrong[0]
     found = seen.get(first.address)
     raise NamespaceNotShared(
@@ -95,7 +84,7 @@ def commit_if_asked(
 def abort_job(job: WriteJob, files: Sequence[WrittenFile]) -> None:
     """Delete every file of the job; stage nothing."""
     store = store_for(job.namespace, job.settings.store_options)
-    delete_job_files(store, job, files)
+    delete_job_files(store, job.scratch_prefix, files)
     quiet_since = time.monotonic()
     while time.monotonic() - quiet_since < ABORT_SETTLE_SECONDS:
         time.sleep(ABORT_POLL_SECONDS)
@@ -103,14 +92,20 @@ def abort_job(job: WriteJob, files: Sequence[WrittenFile]) -> None:
             quiet_since = time.monotonic()
 
 
-def delete_job_files(store: ObjectStore, job: WriteJob, files: Iterable[WrittenFile]) -> None:
+def delete_job_files(store: ObjectStore, prefix: str, files: Iterable[WrittenFile]) -> None:
+    """Delete ``files`` and whatever else is under the job's ``prefix``."""
     for f in files:
         store.delete(f.address)
-    _delete_all(store, store.list(job.scratch_prefix))
+    _delete_all(store, store.list(prefix))
 
 
-def _delete_strays(store: ObjectStore, job: WriteJob, keep: set[str]) -> None:
-    _delete_all(store, (i for i in store.list(job.scratch_prefix) if i.key not in keep))
+def delete_strays(store: ObjectStore, seen: Iterable[str], files: Sequence[WrittenFile]) -> None:
+    """Delete the keys ``verify_written`` saw that no reported file is (files of failed task
+    attempts, the driver's marker): nothing references them."""
+    keep = {f.address for f in files}
+    for key in seen:
+        if key not in keep:
+            store.delete(key)
 
 
 def _delete_all(store: ObjectStore, infos: Iterable[ObjectInfo]) -> int:

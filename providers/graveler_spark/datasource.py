@@ -35,17 +35,18 @@ from pyspark.sql.datasource import (
     DataSourceWriter,
 )
 
-from graveler import ClientSettings, Graveler
-from graveler.errors import BranchNotFound, InvalidArgument, ProtectedBranch
+from graveler import ClientSettings, shared_client
+from graveler.errors import BranchNotFound, InvalidArgument
 from graveler_spark.formats import ReadFormat
 from graveler_spark.job import WriteJob, new_job_id
-from graveler_spark.options import Target, client_settings, flag, integer, parse_target
+from graveler_spark.options import FORMAT_NAME, Target, flag, integer, parse_target
 from graveler_spark.reader import (
     DEFAULT_SPLIT_BYTES,
     GravelerReader,
     PushdownReader,
     infer_schema,
 )
+from graveler_spark.settings import resolve
 from graveler_spark.snapshot import Snapshot, take_snapshot
 from graveler_spark.storage import STREAM_MARKER_PREFIX, announce, store_for
 from graveler_spark.write_options import write_options
@@ -55,8 +56,6 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from graveler import Branch, Repository
-
-FORMAT_NAME = "graveler"
 
 
 class GravelerDataSource(DataSource):
@@ -136,14 +135,10 @@ class GravelerDataSource(DataSource):
             )
         job_options = write_options(self.options, schema)
         settings = self._settings()
-        with Graveler(settings=settings) as gv:
-            repo = gv.repository(target.repository)
-            branch = _branch(repo, target)
-            if branch.protected:
-                raise ProtectedBranch(
-                    f"branch {target.ref!r} is protected: write to another branch and merge"
-                )
-            namespace = repo.info.storage_namespace
+        gv = shared_client(settings)  # one per process and settings
+        repo = gv.repository(target.repository)
+        _writable(repo, target)
+        namespace = repo.info.storage_namespace
         return self._job(settings, target, namespace, overwrite, job_options)
 
     def _job(
@@ -190,15 +185,16 @@ class GravelerDataSource(DataSource):
         return parse_target(self.options)
 
     def _settings(self) -> ClientSettings:
-        return client_settings(self.options, type(self).defaults)
+        # options over register()'s defaults over the driver's environment (settings.py)
+        return resolve(self.options, type(self).defaults)
 
     def _store_options(self) -> dict[str, str]:
         return dict(self._settings().store_options)
 
 
-def _branch(repo: Repository, target: Target) -> Branch:
+def _writable(repo: Repository, target: Target) -> Branch:
     try:
-        return repo.branch(target.ref)
+        return repo.writable_branch(target.ref)
     except BranchNotFound as exc:
         raise BranchNotFound(
             f"cannot write to {target.uri}: {target.ref!r} is not a branch of "

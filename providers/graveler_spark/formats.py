@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graveler.errors import InvalidArgument
-from graveler_spark.options import flag, integer
+from graveler_spark.options import delimiter, flag, integer
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -36,13 +36,10 @@ class ReadFormat:
         name = (options.get("format") or "parquet").strip().lower()
         if name not in FORMATS:
             raise InvalidArgument(f"format {name!r} is not readable; use one of {FORMATS}")
-        delimiter = options.get("delimiter") or options.get("sep") or ","
-        if len(delimiter) != 1:
-            raise InvalidArgument(f"option 'delimiter' must be one character, got {delimiter!r}")
         return cls(
             name=name,
             header=flag(options, "header", True),
-            delimiter=delimiter,
+            delimiter=delimiter(options),
             batch_rows=integer(options, "batch_rows", DEFAULT_BATCH_ROWS, minimum=1),
         )
 
@@ -58,14 +55,18 @@ class ReadFormat:
         return self._read_json(source, None).schema
 
     def batches(
-        self, source: Any, schema: pa.Schema, row_groups: Sequence[int] | None = None
+        self,
+        source: Any,
+        schema: pa.Schema,
+        row_groups: Sequence[int] | None = None,
+        metadata: Any = None,
     ) -> Iterator[pa.RecordBatch]:
         """The file's rows as batches parsed with ``schema`` (a subset of row groups for a
-        split Parquet file)."""
+        split Parquet file; ``metadata``: its footer, when already read)."""
         if self.name == "parquet":
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(source, memory_map=isinstance(source, str))
+            pf = pq.ParquetFile(source, memory_map=isinstance(source, str), metadata=metadata)
             columns = [n for n in schema.names if n in pf.schema_arrow.names]
             yield from pf.iter_batches(self.batch_rows, row_groups=row_groups, columns=columns)
         elif self.name == "csv":

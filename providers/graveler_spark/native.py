@@ -31,7 +31,7 @@ from functools import reduce
 from typing import TYPE_CHECKING
 
 from graveler import Graveler, ObjectEntry
-from graveler.errors import InvalidArgument, ObjectNotFound, ProtectedBranch
+from graveler.errors import InvalidArgument, ObjectNotFound
 from graveler_spark.commit import commit_if_asked
 from graveler_spark.job import new_job_id, scratch_prefix
 from graveler_spark.metrics import described, files_written
@@ -144,8 +144,7 @@ def native_write(
     gv = client or Graveler()
     try:
         repo = gv.repository(target.repository)
-        if repo.branch(target.ref).protected:
-            raise ProtectedBranch(f"branch {target.ref!r} is protected: write elsewhere, merge")
+        repo.writable_branch(target.ref)  # refused before Spark does any work
         job_id = new_job_id()
         table = TableWrite(
             target.ref, target.path, job_id, mode == "overwrite", dynamic, partitioned

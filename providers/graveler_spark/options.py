@@ -22,17 +22,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from graveler import ClientSettings
 from graveler import uri as uris
 from graveler.errors import InvalidArgument, InvalidURI
-from graveler_spark.settings import resolve
 
-
-def client_settings(options: Mapping[str, str], defaults: ClientSettings) -> ClientSettings:
-    """The effective client settings of one read or write, as the driver resolves them: its
-    options (the keys of :mod:`graveler.config`, ``store.<name>`` included) over ``defaults``
-    (from ``register``) over the driver's environment. Executors get exactly these."""
-    return resolve(options, defaults)
+#: The name of the data source: ``spark.read.format("graveler")``.
+FORMAT_NAME = "graveler"
 
 
 @dataclass(frozen=True)
@@ -93,3 +87,12 @@ def integer(options: Mapping[str, str], name: str, default: int, minimum: int = 
     if value < minimum:
         raise InvalidArgument(f"option {name!r} must be >= {minimum}, got {value}")
     return value
+
+
+def delimiter(options: Mapping[str, str]) -> str:
+    """The CSV separator of option ``delimiter`` (or Spark's ``sep``), default ``,``; raises
+    InvalidArgument unless it is one character."""
+    found = options.get("delimiter") or options.get("sep") or ","
+    if len(found) != 1:
+        raise InvalidArgument(f"option 'delimiter' must be one character, got {found!r}")
+    return found

@@ -155,11 +155,12 @@ class GravelerReader(DataSourceReader):
         for file, row_groups in partition.pieces:
             source = open_source(store, file.address, file.size)
             constants = self._constants(file, target)
-            groups = self._row_groups(source, row_groups)
+            groups, meta = self._row_groups(source, row_groups)
             if groups == ():
                 continue
             strict = file.path if self.strict else None
-            for batch in self.fmt.batches(source, _without(target, constants), groups):
+            parsed = self.fmt.batches(source, _without(target, constants), groups, meta)
+            for batch in parsed:
                 yield conform(batch, target, constants, strict)
 
     def _constants(self, file: FileRef, target: pa.Schema) -> dict[str, tuple[Any, Any]]:
@@ -173,14 +174,23 @@ class GravelerReader(DataSourceReader):
             if name in target.names
         }
 
-    def _row_groups(self, source: Any, groups: tuple[int, ...] | None) -> tuple[int, ...] | None:
-        """The row groups worth reading: those whose statistics do not rule out a data filter."""
+    def _row_groups(
+        self, source: Any, groups: tuple[int, ...] | None
+    ) -> tuple[tuple[int, ...] | None, Any]:
+        """The row groups worth reading (those whose statistics do not rule out a data
+        filter), and the Parquet footer when it had to be read for that (None otherwise), so
+        that reading the rows does not parse it again."""
         if not self.data_filters or self.fmt.name != "parquet":
-            return groups
+            return groups, None
         import pyarrow.parquet as pq
 
         meta = pq.ParquetFile(source).metadata
-        index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
+        wanted = {column_of(f) for f in self.data_filters}
+        index = {
+            meta.schema.column(i).path: i
+            for i in range(meta.num_columns)
+            if meta.schema.column(i).path in wanted
+        }
         candidates = range(meta.num_row_groups) if groups is None else groups
         kept = []
         for g in candidates:
@@ -188,7 +198,7 @@ class GravelerReader(DataSourceReader):
             stats = {name: rg.column(i).statistics for name, i in index.items()}
             if all(may_match(f, stats.get(column_of(f)), rg.num_rows) for f in self.data_filters):
                 kept.append(g)
-        return tuple(kept)
+        return tuple(kept), meta
 
 
 class PushdownReader(GravelerReader):

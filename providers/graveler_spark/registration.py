@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
     from graveler_spark.datasource import GravelerDataSource
 
-FORMAT_NAME = "graveler"
 PUSHDOWN_SETTING = "spark.sql.python.filterPushdown.enabled"
 SHIM_JAR_NAME = "graveler-spark-shim.jar"
 

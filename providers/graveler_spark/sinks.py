@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from graveler_spark.job import WriteJob
 
 WRITE_FORMATS = ("parquet", "csv", "json")
-EXTENSIONS = {"parquet": "parquet", "csv": "csv", "json": "json"}
 
 
 class Writable(Protocol):

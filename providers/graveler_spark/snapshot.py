@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graveler import ClientSettings, Graveler
+from graveler import ClientSettings, shared_client
 from graveler import uri as uris
 from graveler.errors import InvalidArgument, ObjectNotFound
 from graveler_spark.options import Target
@@ -55,8 +55,8 @@ def take_snapshot(
 ) -> Snapshot:
     """Resolve ``target.ref`` once and list the live objects at ``target.path`` (an object,
     or a prefix read as a directory); ``base`` is the ``basePath`` option, if given."""
-    with Graveler(settings=settings) as gv:
-        return snapshot_of(gv.repository(target.repository), target, base, infer)
+    gv = shared_client(settings)  # one per process and settings
+    return snapshot_of(gv.repository(target.repository), target, base, infer)
 
 
 def snapshot_of(

@@ -138,7 +138,7 @@ def stage_table_write(
         tagged = [_tag(e, current.governing(marker_dir(e.path))) for e in entries]
         return repo.stage_entries(write.branch, tagged, delete=also_delete)
     dynamic = write.dynamic and write.partitioned
-    under = [f"{_join(write.prefix, d)}/" for d in dirs] if dynamic else [_dir_prefix(write.prefix)]
+    under = [f"{_join(write.prefix, d)}/" for d in dirs] if dynamic else [dir_prefix(write.prefix)]
     new = {e.path for e in entries}
     delete = [
         o.path for u in under for o in repo.iter_objects(write.branch, u) if o.path not in new
@@ -212,5 +212,6 @@ def _join(prefix: str, name: str) -> str:
     return f"{prefix}/{name}" if prefix else name
 
 
-def _dir_prefix(prefix: str) -> str:
+def dir_prefix(prefix: str) -> str:
+    """``prefix`` as a directory (``t`` -> ``t/``; the whole branch stays ``""``)."""
     return f"{prefix}/" if prefix else ""

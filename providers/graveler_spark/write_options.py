@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from graveler.errors import InvalidArgument
-from graveler_spark.options import flag
+from graveler_spark.options import delimiter, flag
 from graveler_spark.sinks import check_format
 
 if TYPE_CHECKING:
@@ -37,15 +37,12 @@ def write_options(options: Mapping[str, str], schema: StructType) -> dict[str, A
         raise InvalidArgument(
             f"option 'partitionOverwriteMode' must be static or dynamic, got {mode!r}"
         )
-    delimiter = options.get("delimiter") or options.get("sep") or ","
-    if len(delimiter) != 1:
-        raise InvalidArgument(f"option 'delimiter' must be one character, got {delimiter!r}")
     return {
         "partition_by": partition_by,
         "dynamic": mode == "dynamic",
         "format": check_format(options.get("format") or "parquet"),
         "header": flag(options, "header", True),
-        "delimiter": delimiter,
+        "delimiter": delimiter(options),
     }
 
 

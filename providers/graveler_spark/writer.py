@@ -27,7 +27,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from graveler_spark.commit import abort_job, commit_job
 from graveler_spark.job import CONTENT_TYPES, WriteJob, WrittenFile
 from graveler_spark.partitions import partition_dir
-from graveler_spark.sinks import EXTENSIONS, FileSink, open_sink
+from graveler_spark.sinks import FileSink, open_sink
 from graveler_spark.storage import require_shared, store_for
 
 if TYPE_CHECKING:
@@ -70,13 +70,14 @@ class GravelerWriter(DataSourceArrowWriter):
             raise
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        commit_job(self.job, _files(messages))
+        commit_job(self.job, files_of(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        abort_job(self.job, _files(messages))
+        abort_job(self.job, files_of(messages))
 
 
-def _files(messages: list[WriterCommitMessage | None]) -> list[WrittenFile]:
+def files_of(messages: list[WriterCommitMessage | None]) -> list[WrittenFile]:
+    """Every file the tasks' messages report."""
     return [f for m in messages if isinstance(m, WrittenFiles) for f in m.files]
 
 
@@ -93,8 +94,8 @@ class TaskFiles:
         self.dictionary: list[str] | None = None  # chosen on the task's first batch
 
     def write(self, batch: pa.RecordBatch) -> None:
-        if self.dictionary is None:
-            self.dictionary = dictionary_columns(batch)
+        if self.dictionary is None:  # Parquet's choice, made once per task
+            self.dictionary = dictionary_columns(batch) if self.job.format == "parquet" else []
         if not self.job.partition_by:
             self._dir("").write(batch)
             return
@@ -154,7 +155,7 @@ class DirFiles:
     def _start(self, schema: pa.Schema) -> _OpenFile:
         job, task = self.job, self.task
         seq = len(self.done)
-        ext = EXTENSIONS[job.format]
+        ext = job.format  # the file extension is the format's name
         name = f"part-{task.partition:05d}-{job.job_id}-c{seq:03d}.{ext}"
         if self.directory:
             name = f"{self.directory}/{name}"
@@ -263,4 +264,3 @@ class _OpenFile:
             for batch in table.to_batches(max_chunksize=max(table.num_rows, 1)):
                 self.sink.write(batch)
         self.pending, self.pending_rows = [], 0
-

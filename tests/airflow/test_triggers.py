@@ -237,7 +237,7 @@ def test_sensors_and_triggers_share_one_client_per_process(
         f"""
         import asyncio
         from graveler_airflow import GravelerCommitSensor, GravelerObjectSensor
-        from graveler_airflow.clients import open_clients
+        from graveler.client import shared_clients
         from graveler_airflow.triggers.graveler import GravelerObjectTrigger
 
         sensors = [GravelerObjectSensor(task_id=f"s{{i}}", repository="lake", path="x",
@@ -256,7 +256,7 @@ def test_sensors_and_triggers_share_one_client_per_process(
             await asyncio.wait_for(asyncio.gather(*(anext(t.run()) for t in triggers)), 120)
 
         asyncio.run(wait_all())
-        print(open_clients())
+        print(shared_clients())
         """
     )
     done = subprocess.run(

@@ -117,6 +117,41 @@ def test_a_deleted_branch_gives_way_to_a_tag_of_that_name(repo: Repository):
     assert repo.get("release", "k") == b"v1"
 
 
+def test_a_read_by_tag_asks_for_a_branch_of_that_name_once(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+):
+    repo.put("main", "k", b"v")
+    repo.create_tag("v1", repo.commit("main", "one").id)
+    asked: list[str] = []
+    for store, method in ((repo.refs, "get_branch"), (repo.staging, "branch_view")):
+        real = getattr(store, method)
+        spy = lambda name, b, real=real: asked.append(b) or real(name, b)  # noqa: E731
+        monkeypatch.setattr(store, method, spy)
+    assert repo.get("v1", "k") == b"v"
+    assert asked == ["v1"]  # the view's lookup; resolving the tag does not ask again
+
+
+def test_two_repositories_keep_a_branch_view_each(gv: Graveler, repo: Repository, tmp_path):
+    other = gv.create_repository("other", (tmp_path / "other-ns").as_uri())
+    for r in (repo, other):
+        r.put("main", "k", r.name.encode())
+        r.commit("main", "k")
+    built: list[str] = []
+    cache = gv.read_cache
+    real = cache._branch_read
+    monkeypatch_target = lambda r, b: built.append(r.name) or real(r, b)  # noqa: E731
+    cache._branch_read = monkeypatch_target  # type: ignore[method-assign]
+    try:
+        for _ in range(3):
+            assert repo.get("main", "k") == b"lake" and other.get("main", "k") == b"other"
+    finally:
+        del cache._branch_read
+    if gv.database_url.startswith("sqlite"):  # SQLite: views are kept while nothing changes
+        assert sorted(built) == ["lake", "other"]  # one view each, then reused
+    else:  # PostgreSQL: one statement per read, each repository its own
+        assert sorted(built) == ["lake"] * 3 + ["other"] * 3
+
+
 @pytest.mark.parametrize("held", [0, 3, 1000])
 def test_staging_held_in_memory_or_looked_up(
     repo: Repository, monkeypatch: pytest.MonkeyPatch, held: int

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -205,3 +206,15 @@ def test_directory_fsyncs_of_relaxed_writers_wait_for_sync(
     assert synced == []
     store.sync(keys)
     assert sorted(synced) == [str(root / "a"), str(root / "b")]
+
+
+def test_put_if_absent_writes_like_put(store: LocalObjectStore, root: Path) -> None:
+    """One write path: the claimed file has the mode every object has, and neither a win nor
+    a loss leaves a temporary file."""
+    store.put("d/plain", b"x")
+    assert store.put_if_absent("d/claimed", b"first") is True
+    assert store.put_if_absent("d/claimed", b"second") is False
+    assert (root / "d" / "claimed").read_bytes() == b"first"
+    mode = stat.S_IMODE((root / "d" / "claimed").stat().st_mode)
+    assert mode == stat.S_IMODE((root / "d" / "plain").stat().st_mode) == 0o644
+    assert _all_files(root) == ["d/claimed", "d/plain"]

@@ -384,3 +384,18 @@ def test_webhook_failures(make_repo, receiver, monkeypatch):
     other_host = make_repo(hook_urls="http://hooks.internal/")
     with pytest.raises(HookAborted, match="not allowed"):
         other_host.commit("main", "x")
+
+
+def test_one_operation_reads_its_action_files_once(make_repo, monkeypatch):
+    """The pre- and post- hooks of a commit see the same tree: its action files are read and
+    parsed once (kept by metarange ID), not once per event."""
+    from graveler import reads
+
+    repo = make_repo()
+    action = b"name: noop\non:\n  pre-commit:\n  post-commit:\nhooks: []\n"
+    repo.put("main", "_graveler_actions/noop.yaml", action)
+    read: list[str] = []
+    real = reads.read_entry
+    monkeypatch.setattr(reads, "read_entry", lambda r, e: read.append(e.path) or real(r, e))
+    repo.commit("main", "with an action")
+    assert read == ["_graveler_actions/noop.yaml"]

@@ -202,8 +202,9 @@ def test_import_from_s3(tmp_path, s3_client, s3_bucket, moto_endpoint):
     s3_client.put_object(Bucket=s3_bucket, Key="rawish/not-me", Body=b"x")
     with Graveler(home=tmp_path / "h", store_options={"endpoint_url": moto_endpoint}) as gv:
         repo = gv.create_repository("lake", f"s3://{s3_bucket}/lakes/lake")
-        with pytest.raises(InvalidArgument, match="invalid import source"):
-            repo.import_data("main", f"s3://{s3_bucket}/lakes")
+        for spelling in ("lakes", "lakes//lake/x", "lakes/lake%2Fx"):  # namespaces' own spellings
+            with pytest.raises(InvalidArgument, match="invalid import source"):
+                repo.import_data("main", f"s3://{s3_bucket}/{spelling}")
         result = repo.import_data("main", f"s3://{s3_bucket}/raw", "in/")
         assert result.objects == 4
         e = repo.stat("main", f"in/{FILES[0]}")

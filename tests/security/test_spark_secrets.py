@@ -35,7 +35,7 @@ def test_data_source_option_errors(spark: Any, url: str) -> None:
 
 
 def test_settings_of_a_read_do_not_show_secrets() -> None:
-    from graveler_spark.options import client_settings
+    from graveler_spark.settings import resolve
 
     from graveler import ClientSettings
 
@@ -44,6 +44,6 @@ def test_settings_of_a_read_do_not_show_secrets() -> None:
         "store.secret_access_key": S3_SECRET,
         "store.access_key_id": "AKIDEXAMPLE",
     }
-    settings = client_settings(options, ClientSettings())
+    settings = resolve(options, ClientSettings())
     assert settings.store_options["secret_access_key"] == S3_SECRET  # kept, not shown
     assert_hidden(repr(settings), str(settings))

@@ -20,7 +20,7 @@ from graveler.client import Graveler
 from graveler.errors import GravelerError
 from graveler.objectstore import open_object_store
 from graveler.repository import Repository
-from graveler.staging import branch_tokens, merged_staging
+from graveler.staging import merged_staging
 
 TRICKY = [
     "", " ", ".", "..", "/", "a/", "/a", "a//b", "a/../b", "~", "^", "main~", "main^2",
@@ -45,7 +45,7 @@ def snapshot(gv: Graveler) -> list[Any]:
     for info in gv.list_repositories():
         repo = gv.repository(info.name)
         for b in repo.list_branches():
-            staged = list(merged_staging(repo.staging, branch_tokens(b)))
+            staged = list(merged_staging(repo.staging, b.tokens))
             sealed = len(b.sealed_tokens)
             state.append((info, b.name, b.commit_id, b.protected, sealed, staged))
         state.append(repo.list_tags())

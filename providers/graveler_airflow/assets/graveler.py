@@ -104,17 +104,21 @@ def merge_changes(
     paths: Sequence[str] | None = None,
     limit: int = DEFAULT_LIMIT,
     extra: dict[str, Any] | None = None,
+    changed: Sequence[str] | None = None,
 ) -> list[AssetChange]:
     """The assets the commits between ``before`` and ``after`` on ``branch`` changed: tables
     (default) or those of ``paths`` holding changes, with ``changes`` counted under each.
-    Explicit paths are diffed under their own prefix only."""
+    Explicit paths are diffed under their own prefix only. ``changed``: every changed path
+    between the two, when the caller already listed them (no second diff)."""
     if paths is None:
-        counts = Counter(table_path(d.path) for d in repo.diff(before, after))
+        if changed is None:
+            changed = [d.path for d in repo.diff(before, after)]
+        counts = Counter(table_path(p) for p in changed)
     else:
         counts = Counter()
         for wanted in {p.strip("/") for p in paths}:
-            changed = (d.path for d in repo.diff(before, after, prefix=wanted))
-            counts[wanted] = count_under(changed, wanted)
+            under = (d.path for d in repo.diff(before, after, prefix=wanted))
+            counts[wanted] = count_under(under, wanted)
     base = {
         "repository": repo.name,
         "branch": branch,

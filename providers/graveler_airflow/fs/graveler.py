@@ -31,7 +31,7 @@ def get_fs(
     """The filesystem of connection ``conn_id`` (default ``graveler_default``)."""
     from graveler_fsspec import GravelerFileSystem
 
-    from graveler_airflow.clients import shared_client
+    from graveler import shared_client
     from graveler_airflow.hooks.graveler import GravelerHook
 
     settings = GravelerHook(conn_id or GravelerHook.default_conn_name).get_settings()

@@ -13,7 +13,7 @@ The sensors return (push to XCom) the commit ID they saw.
 
 With ``deferrable=True`` (default: ``[operators] default_deferrable``) the sensor checks once,
 then hands the wait to the triggerer and frees its worker slot. Pokes and triggers use the
-process's shared client for the connection (:mod:`graveler_airflow.clients`).
+process's shared client for the connection (:func:`graveler.shared_client`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue, conf
 
+from graveler import shared_client
 from graveler.errors import GravelerError, InvalidArgument
-from graveler_airflow.clients import shared_client
 from graveler_airflow.hooks.graveler import GravelerHook
 from graveler_airflow.triggers.graveler import (
     DEFAULT_POLL_INTERVAL,

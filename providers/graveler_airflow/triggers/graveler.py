@@ -2,7 +2,7 @@
 
 Every trigger polls the refs database every ``poll_interval`` seconds from a worker thread
 (the event loop never blocks on SQL or on opening a client) through the process's shared
-client for its connection (:mod:`graveler_airflow.clients`): a hundred deferred sensors on
+client for its connection (:func:`graveler.shared_client`): a hundred deferred sensors on
 one connection hold one engine and one tree cache. Payloads are plain JSON carrying commit
 IDs. The sensors' triggers fire once:
 
@@ -50,7 +50,7 @@ async def client_for(conn_id: str) -> Graveler:
 
 
 def _shared(login: str | None, password: str | None, extra: dict[str, Any]) -> Graveler:
-    from graveler_airflow.clients import shared_client
+    from graveler import shared_client
     from graveler_airflow.hooks.graveler import settings_from_connection
 
     return shared_client(settings_from_connection(login, password, extra))
