@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -62,8 +63,20 @@ class ObjectEntry:
         return self.path.encode("utf-8")
 
     def identity(self) -> bytes:
-        doc = [self.checksum, self.size, self.content_type, sorted(self.metadata.items())]
-        return hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).digest()
+        """sha256 of the compact JSON of ``[checksum, size, content_type, sorted metadata]``
+        (stored in every tree: its bytes never change). Without metadata, and with strings
+        JSON leaves as they are, the text is spelled out directly (json.dumps costs more
+        than the hash)."""
+        if (
+            not self.metadata
+            and type(self.size) is int
+            and _plain(self.checksum, self.content_type)
+        ):
+            text = f'["{self.checksum}",{self.size},"{self.content_type}",[]]'
+        else:
+            doc = [self.checksum, self.size, self.content_type, sorted(self.metadata.items())]
+            text = json.dumps(doc, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).digest()
 
     def encode(self) -> bytes:
         address = self.physical_address.encode()
@@ -94,6 +107,14 @@ class ObjectEntry:
 
     def to_staged(self) -> StagedEntry:
         return StagedEntry(self.key, self.identity(), self.encode())
+
+
+#: Strings that JSON writes as they are: printable ASCII other than '"' and '\\'.
+_JSON_PLAIN = re.compile(r"[ !#-\[\]-~]*")
+
+
+def _plain(*texts: str) -> bool:
+    return all(type(t) is str and _JSON_PLAIN.fullmatch(t) is not None for t in texts)
 
 
 def physical_address_of(key: bytes, value: bytes) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-import uuid
+import os
 from dataclasses import replace
 from typing import BinaryIO
 
@@ -21,7 +21,7 @@ DATA_PREFIX = "data/"
 
 def new_physical_address() -> str:
     """A fresh key under ``data/``; never reused, so objects are write-once."""
-    u = uuid.uuid4().hex
+    u = os.urandom(16).hex()  # 128 random bits, as a version-4 UUID carries 122 of
     return f"{DATA_PREFIX}{u[:2]}/{u}"
 
 

@@ -74,8 +74,9 @@ def stat_many(repo: RepoContext, ref: str, paths: Sequence[str]) -> list[ObjectE
             if found is not None:
                 value = found.value
                 out[i] = None if value is None else cache.entry((key, found.identity, value))
-    for i in [i for i, e in enumerate(out) if e is None]:
-        validate.object_key(paths[i])  # a path that cannot exist is an error, not an absence
+    if not all(out):  # (entries are truthy) a path that cannot exist is an error, not absent
+        for i in [i for i, e in enumerate(out) if e is None]:
+            validate.object_key(paths[i])
     return out
 
 

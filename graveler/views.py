@@ -133,6 +133,8 @@ class ReadCache:
         the cache, then a decode of each record it did not hold."""
         lookup = cast(Callable[[object], entries.ObjectEntry | None], self._entries.get)
         out = list(map(lookup, records))
+        if all(out):  # a C-level scan (entries are truthy): all cached, as in a warm read
+            return out
         for i in [i for i, e in enumerate(out) if e is None]:
             rec = records[i]
             if rec is not None:

@@ -8,8 +8,9 @@ garbage collection removes), never an entry without bytes. Protected branches re
 from __future__ import annotations
 
 import contextlib
+import functools
 import mimetypes
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import BinaryIO, TypedDict, Unpack
 
@@ -86,12 +87,27 @@ def store_object(
     )
 
 
-def stage_stored(repo: RepoContext, branch: str, stored: Sequence[ObjectEntry]) -> None:
+def stage_stored(
+    repo: RepoContext,
+    branch: str,
+    stored: Sequence[ObjectEntry],
+    *,
+    before_commit: Callable[[], object] | None = None,
+) -> None:
     """Stage entries whose bytes were just written; when staging fails (branch missing or
     protected, database down) the bytes are deleted again, best effort, and the error
-    propagates."""
+    propagates. ``before_commit`` runs inside the staging transaction once every entry is
+    written to it, before it commits (StagingStore.stage consumes its entries inside its
+    transaction): what it raises rolls the transaction back."""
+
+    def staged() -> Iterator[StagedEntry]:
+        yield from (e.to_staged() for e in stored)
+        if before_commit is not None:
+            before_commit()
+
+    entries = staged() if before_commit is not None else [e.to_staged() for e in stored]
     try:
-        repo.staging.stage(repo.name, branch, [e.to_staged() for e in stored])
+        repo.staging.stage(repo.name, branch, entries)
     except BaseException:
         delete_stored(repo, stored)
         raise
@@ -186,4 +202,15 @@ def delete_many(repo: RepoContext, branch: str, paths: Iterable[str]) -> int:
 
 def guess_type(path: str) -> str:
     """The content type of ``path`` by its extension, or the default one."""
-    return mimetypes.guess_type(path)[0] or entries.DEFAULT_CONTENT_TYPE
+    name = path[path.rfind("/") + 1 :]
+    last = name.rfind(".")
+    if last <= 0:  # no suffix (a leading dot is none either)
+        return entries.DEFAULT_CONTENT_TYPE
+    before = name.rfind(".", 0, last)
+    return _type_of_suffixes("x" + name[before if before > 0 else last :])
+
+
+@functools.lru_cache(maxsize=1024)
+def _type_of_suffixes(name: str) -> str:
+    """``mimetypes`` looks at a name's last two suffixes only: cached by them."""
+    return mimetypes.guess_type(name)[0] or entries.DEFAULT_CONTENT_TYPE

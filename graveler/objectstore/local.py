@@ -20,7 +20,8 @@ from __future__ import annotations
 import builtins
 import os
 import stat as stat_mod
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
 from typing import BinaryIO
 from urllib.parse import quote
@@ -32,7 +33,9 @@ from graveler.objectstore.local_writer import (
     TMP_PREFIX,
     LocalObjectWriter,
     fsync_directory,
-    fsync_directory_async,
+    sync_files,
+    unlink_quietly,
+    write_new_file,
 )
 from graveler.objectstore.port import ObjectInfo
 
@@ -48,6 +51,10 @@ class LocalObjectStore:
         if not isinstance(root, str) or not os.path.isabs(root):
             raise InvalidArgument(f"local object store root must be an absolute path: {root!r}")
         self._root = os.path.realpath(root)
+        self._lock = threading.Lock()
+        self._checked_dirs: dict[str, tuple[int, int]] = {}  # resolved inside the root
+        self._made_dirs: set[str] = set()  # directories known to exist (fresh writes skip a stat)
+        self._unsynced_dirs: set[str] = set()  # holding entries of new dirs, not yet fsynced
 
     def __repr__(self) -> str:
         return f"LocalObjectStore({self._root!r})"
@@ -69,17 +76,37 @@ class LocalObjectStore:
 
     def _path(self, key: str) -> str:
         """The file path of a valid key; InvalidKey if the key is bad or resolves outside root."""
+        path = self._joined(key)
+        if not self._within_root(os.path.realpath(path)):
+            raise _escapes(key, self._root)
+        return path
+
+    def _fresh_path(self, key: str) -> str:
+        """The file path of a key to create exclusively (``O_EXCL`` refuses a symbolic link as
+        the last component): as :meth:`_path`, but a directory whose resolution was checked
+        is then recognised by its identity (device and inode, one ``stat``): a component
+        swapped for a symbolic link since resolves to another directory and is checked
+        again."""
+        path = self._joined(key)
+        directory = os.path.dirname(path)
+        try:
+            st = os.stat(directory)
+            identity: tuple[int, int] | None = (st.st_dev, st.st_ino)
+        except OSError:
+            identity = None  # not there yet: made inside the root, below
+        if identity is None or self._checked_dirs.get(directory) != identity:
+            if not self._within_root(os.path.realpath(directory)):
+                raise _escapes(key, self._root)
+            if identity is not None:
+                self._checked_dirs[directory] = identity
+        return path
+
+    def _joined(self, key: str) -> str:
         validate_key(key)
         parts = key.split("/")
         if any(part.startswith(TMP_PREFIX) for part in parts):
             raise InvalidKey(f"object key {key!r} uses the reserved name prefix {TMP_PREFIX!r}")
-        path = os.path.join(self._root, *parts)
-        if not self._within_root(os.path.realpath(path)):
-            raise InvalidKey(
-                f"object key {key!r} resolves outside the store root {self._root} "
-                "(through a symbolic link); refusing to follow it"
-            )
-        return path
+        return os.path.join(self._root, *parts)
 
     def _error(self, action: str, key: str, exc: OSError) -> StorageError:
         return StorageError(
@@ -106,21 +133,74 @@ class LocalObjectStore:
     ) -> LocalObjectWriter:
         """A writer of ``key`` (see :mod:`graveler.objectstore.local_writer`). With ``fresh``
         the file is written in place and must not exist yet (StorageError if it does); with
-        ``durable=False`` its directory is left for :meth:`sync` to fsync."""
-        path = self._path(key)
+        ``durable=False`` its flushing (and that of any directory created for it) is left for
+        :meth:`sync`."""
+        path = self._fresh_path(key) if fresh else self._path(key)
         error = partial(self._error, "writing", key)
+        directory = os.path.dirname(path)
+        known = fresh and directory in self._made_dirs and not (durable and self._unsynced_dirs)
         try:
-            self._ensure_directory(os.path.dirname(path))
+            if not known:
+                self._ensure_directory(directory, durable=durable)
+            try:
+                return LocalObjectWriter(key, path, fresh=fresh, durable=durable, error=error)
+            except StorageError as exc:
+                if not known or not isinstance(exc.__cause__, FileNotFoundError):
+                    raise
+                self._made_dirs.discard(directory)  # removed since: make it again
+                self._ensure_directory(directory, durable=durable)
+                return LocalObjectWriter(key, path, fresh=fresh, durable=durable, error=error)
         except OSError as exc:
             raise error(exc) from exc
-        return LocalObjectWriter(key, path, fresh=fresh, durable=durable, error=error)
+
+    def put_fresh_batch(self, items: Sequence[tuple[str, bytes]]) -> builtins.list[ObjectInfo]:
+        """Create each new, unique key of ``items`` with its bytes, as writers opened with
+        ``fresh=True, durable=False`` would (durable once :meth:`sync` ran for them), in one
+        call: for many small objects the cost is then mostly the system calls. An optional
+        extension of the ObjectStore port (``graveler.uploads`` uses it where present).
+        Raises InvalidKey or StorageError after removing the files this call created."""
+        created: builtins.list[str] = []
+        infos: builtins.list[ObjectInfo] = []
+        key = ""
+        try:
+            for key, data in items:
+                path = self._fresh_path(key)
+                mtime = write_new_file(path, data, self._directory_for)
+                created.append(path)
+                infos.append(ObjectInfo(key, len(data), from_timestamp(mtime)))
+        except BaseException as exc:
+            for path in created:
+                unlink_quietly(path)
+            if isinstance(exc, OSError):
+                raise self._error("writing", key, exc) from exc
+            raise
+        return infos
+
+    def _directory_for(self, path: str, missing: bool) -> None:
+        """Make sure the directory of a new file exists (``missing``: it vanished since it
+        was made), leaving its flushing to :meth:`sync`."""
+        directory = os.path.dirname(path)
+        if missing:
+            self._made_dirs.discard(directory)
+        if directory not in self._made_dirs:
+            self._ensure_directory(directory, durable=False)
 
     def sync(self, keys: Iterable[str]) -> None:
-        """Fsync the directory of every key (each directory once, several at a time): the
-        files themselves were fsynced by their writers' commits."""
-        directories = {os.path.dirname(self._path(key)) for key in keys}
-        for future in [fsync_directory_async(d) for d in directories]:
-            future.result()
+        """Make durable the objects that writers opened with ``durable=False`` committed under
+        ``keys``, and the directories created for them: one ``syncfs`` for a large batch on
+        Linux, otherwise an fsync of each file and each directory (see
+        :func:`~graveler.objectstore.local_writer.sync_files`). Raises StorageError."""
+        batch = list(keys)
+        with self._lock:
+            parents = list(self._unsynced_dirs)
+        try:
+            sync_files(self._root, len(batch), lambda: map(self._path, batch), parents)
+        except OSError as exc:
+            raise StorageError(
+                f"making {len(batch)} object(s) durable in {self.uri} failed: {exc}"
+            ) from exc
+        with self._lock:
+            self._unsynced_dirs.difference_update(parents)  # only once they are on disk
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
         """Create ``key`` unless a file is there: a complete, fsynced temp file is hard-linked
@@ -140,18 +220,24 @@ class LocalObjectStore:
             return False
         return True
 
-    def _ensure_directory(self, directory: str) -> None:
-        """Create ``directory`` and its missing parents, fsyncing each new entry's parent."""
-        created: list[str] = []
-        current = directory
-        while not os.path.isdir(current) and os.path.dirname(current) != current:
-            created.append(current)
-            current = os.path.dirname(current)
-        if not created:
+    def _ensure_directory(self, directory: str, *, durable: bool = True) -> None:
+        """Create ``directory`` and its missing parents, fsyncing each new entry's parent (or,
+        when not ``durable``, leaving those parents for :meth:`sync`)."""
+        parents = _make_directories(directory)
+        self._made_dirs.add(directory)
+        if not durable:
+            if parents:
+                with self._lock:
+                    self._unsynced_dirs.update(parents)
             return
-        os.makedirs(directory, exist_ok=True)
-        for new_dir in reversed(created):
-            fsync_directory(os.path.dirname(new_dir))
+        if self._unsynced_dirs:  # a durable object needs every directory above it on disk
+            with self._lock:
+                parents.extend(self._unsynced_dirs)
+        for parent in parents:
+            fsync_directory(parent)
+        if parents:
+            with self._lock:
+                self._unsynced_dirs.difference_update(parents)
 
     def delete(self, key: str) -> None:
         """Remove ``key``; a missing key (or a directory at its path) is fine."""
@@ -275,3 +361,23 @@ class LocalObjectStore:
         except OSError as exc:
             raise StorageError(f"listing {key!r} in {self.uri} failed: {exc}") from exc
         return ObjectInfo(key, st.st_size, from_timestamp(st.st_mtime))
+
+
+def _escapes(key: str, root: str) -> InvalidKey:
+    return InvalidKey(
+        f"object key {key!r} resolves outside the store root {root} "
+        "(through a symbolic link); refusing to follow it"
+    )
+
+
+def _make_directories(directory: str) -> list[str]:
+    """Create ``directory`` and its missing parents; the directories that gained an entry
+    (the parents of those created), outermost first."""
+    created: list[str] = []
+    current = directory
+    while not os.path.isdir(current) and os.path.dirname(current) != current:
+        created.append(current)
+        current = os.path.dirname(current)
+    if created:
+        os.makedirs(directory, exist_ok=True)
+    return [os.path.dirname(new_dir) for new_dir in reversed(created)]

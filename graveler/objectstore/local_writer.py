@@ -2,17 +2,21 @@
 fsync helpers :class:`~graveler.objectstore.local.LocalObjectStore` shares with it.
 
 A file is durable when its bytes *and* the directory entry naming it are on disk: the file
-is fsynced, and so is its directory (POSIX requires both). The writer overlaps the two:
+is fsynced, then its directory (POSIX requires both; on the filesystems where the file's
+fsync already commits a new file's entry, :mod:`graveler.objectstore.durability`, that
+second flush is skipped for fresh files):
 
 * a plain writer fills a temporary file, fsyncs it, renames it over the key and fsyncs the
   directory, so readers see the old object or the complete new one, even after a crash;
 * a ``fresh`` writer (a new unique key nobody reads before ``commit``) writes the file in
-  place. Its directory entry exists from the start, so the directory fsync runs in the
-  background while the bytes are written, and ``commit`` waits for both fsyncs: one disk
-  flush of latency instead of two. A crash before ``commit`` leaves an unreferenced partial
-  file, which garbage collection removes, as it removes objects never staged;
-* a writer opened with ``durable=False`` fsyncs its file but not its directory: the store's
-  ``sync`` does that later, once per directory for a whole batch of objects.
+  place and fsyncs it and its directory on ``commit``. A crash before ``commit`` leaves an
+  unreferenced partial file, which garbage collection removes, as it removes objects never
+  staged;
+* a writer opened with ``durable=False`` leaves the flushing to the store's ``sync``, which
+  makes a whole batch durable at once (:func:`sync_files`: one ``syncfs`` for a large one).
+  A ``fresh`` one does not fsync its file at all; a plain one still fsyncs the file before
+  the rename (so a crash never replaces a good object with a torn one) and leaves only the
+  directory.
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ import contextlib
 import os
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from graveler.errors import StorageError
 from graveler.objectstore._io import BaseObjectWriter, from_timestamp
+from graveler.objectstore.durability import fsync_covers_new_entry, syncfs
 from graveler.objectstore.port import ObjectInfo
 
 #: Name prefix of in-flight temporary files; reserved, never part of a valid key here.
@@ -91,6 +96,73 @@ def fsync_directory_async(path: str) -> Future[None]:
     return _syncer.request(path)
 
 
+#: A batch of at least this many files is made durable with one ``syncfs`` where Linux has
+#: it: one flush of the filesystem instead of a journal commit per file.
+SYNCFS_MIN_FILES = 32
+
+
+def sync_files(
+    root: str, count: int, paths: Callable[[], Iterable[str]], directories: Iterable[str] = ()
+) -> None:
+    """Make ``count`` files inside ``root`` and their directory entries durable, and the
+    entries held by ``directories`` (the parents of directories created unsynced).
+
+    A large batch costs one ``syncfs`` of ``root``'s filesystem (its price is whatever else is
+    pending there, once); a small one, or one where ``syncfs`` is missing, an fsync of each
+    file of ``paths()`` and of each directory involved, several at a time. Raises OSError."""
+    if count >= SYNCFS_MIN_FILES and syncfs(root):
+        return
+    files = list(paths()) if count else []
+    pool = _file_pool()
+    for future in [pool.submit(_fsync_file, p) for p in files]:
+        future.result()
+    folders = {os.path.dirname(p) for p in files}.union(directories)
+    for done in [fsync_directory_async(d) for d in folders]:
+        done.result()
+
+
+def _fsync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+_FILE_POOL: list[ThreadPoolExecutor] = []
+_FILE_POOL_LOCK = threading.Lock()
+
+
+def _file_pool() -> ThreadPoolExecutor:
+    with _FILE_POOL_LOCK:
+        if not _FILE_POOL:
+            _FILE_POOL.append(ThreadPoolExecutor(_SYNC_THREADS, "graveler-filesync"))
+        return _FILE_POOL[0]
+
+
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
+
+def write_new_file(path: str, data: bytes, directory: Callable[[str, bool], None]) -> float:
+    """Create the file ``path`` (which must not exist) holding ``data``, without flushing
+    it; returns its mtime. ``directory(path, missing)`` is called first to make sure its
+    directory exists, and once more with ``missing=True`` if the create finds none."""
+    directory(path, False)
+    try:  # O_EXCL: never another's file (nor a symbolic link) at this name
+        fd = os.open(path, _NEW_FILE, FILE_MODE)
+    except FileNotFoundError:
+        directory(path, True)
+        fd = os.open(path, _NEW_FILE, FILE_MODE)
+    try:
+        _write_all(fd, memoryview(data))
+        return os.fstat(fd).st_mtime
+    except BaseException:
+        unlink_quietly(path)  # ours: created above
+        raise
+    finally:
+        os.close(fd)
+
+
 def unlink_quietly(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
@@ -100,7 +172,8 @@ class LocalObjectWriter(BaseObjectWriter):
     """Writes one object of a local store (see the module docstring). ``path`` is the key's
     file, whose directory exists; ``error`` turns an OSError into the StorageError raised.
     With ``exclusive`` the finished temp file is hard-linked to ``path`` instead of replacing
-    it: ``commit`` raises FileExistsError (and publishes nothing) when a file is there."""
+    it: ``commit`` raises FileExistsError (and publishes nothing) when a file is there.
+    Small writes are gathered in a buffer of :data:`WRITE_BUFFER` bytes."""
 
     def __init__(
         self,
@@ -118,47 +191,57 @@ class LocalObjectWriter(BaseObjectWriter):
         self._exclusive = exclusive
         self._durable = durable
         self._error = error
-        directory = os.path.dirname(path)
-        self._dir_synced: Future[None] | None = None
+        self._dir = os.path.dirname(path)
+        self._buffer = bytearray()
         try:
             if fresh:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+                self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
                 self._tmp = path
-                if durable:
-                    self._dir_synced = fsync_directory_async(directory)
             else:
-                fd, self._tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=directory)
+                self._fd, self._tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=self._dir)
         except OSError as exc:
             raise self._error(exc) from exc
-        self._file = os.fdopen(fd, "wb", buffering=WRITE_BUFFER)
-        self._dir = directory
 
     def _write(self, view: memoryview) -> None:
+        if len(self._buffer) + view.nbytes <= WRITE_BUFFER:
+            self._buffer += view
+            return
         try:
-            self._file.write(view)
+            self._drain()
+            if view.nbytes >= WRITE_BUFFER:
+                _write_all(self._fd, view)
+            else:
+                self._buffer += view
         except OSError as exc:
             raise self._error(exc) from exc
 
+    def _drain(self) -> None:
+        if self._buffer:
+            _write_all(self._fd, memoryview(self._buffer))
+            self._buffer = bytearray()
+
     def _publish(self) -> ObjectInfo:
+        """Write out, flush as ``durable`` asks (the file, then its directory: on a
+        journalling filesystem the second finds the entry already on disk), and publish."""
+        fd = self._fd
         try:
-            out = self._file
-            out.flush()
+            self._drain()
             if not self._fresh:
-                os.fchmod(out.fileno(), FILE_MODE)
-            os.fsync(out.fileno())
-            mtime = os.fstat(out.fileno()).st_mtime
-            out.close()
+                os.fchmod(fd, FILE_MODE)
+            if self._durable or not self._fresh:
+                os.fsync(fd)
+            info = os.fstat(fd)
+            self._fd = -1
+            os.close(fd)
             if not self._fresh:
                 self._move_into_place()
-                if self._durable:
-                    fsync_directory(self._dir)
-            elif self._dir_synced is not None:
-                self._dir_synced.result()
+            if self._durable and not (self._fresh and fsync_covers_new_entry(info.st_dev)):
+                fsync_directory(self._dir)
         except FileExistsError:
             raise
         except OSError as exc:
             raise self._error(exc) from exc
-        return ObjectInfo(self._key, self.size, from_timestamp(mtime))
+        return ObjectInfo(self._key, self.size, from_timestamp(info.st_mtime))
 
     def _move_into_place(self) -> None:
         if not self._exclusive:
@@ -170,9 +253,14 @@ class LocalObjectWriter(BaseObjectWriter):
             unlink_quietly(self._tmp)
 
     def _discard(self) -> None:
-        with contextlib.suppress(OSError):
-            self._file.close()
-        if self._dir_synced is not None:
-            with contextlib.suppress(Exception):
-                self._dir_synced.result()
+        if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = -1
         unlink_quietly(self._tmp)
+
+
+def _write_all(fd: int, view: memoryview) -> None:
+    """``os.write`` until every byte of ``view`` is written."""
+    while view.nbytes:
+        view = view[os.write(fd, view) :]

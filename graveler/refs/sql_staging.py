@@ -9,7 +9,7 @@ resolves cannot be sealed until its entries are committed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from sqlalchemy import Connection, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from graveler.errors import BranchNotFound, InvalidArgument, ProtectedBranch
 from graveler.keyspace import successor
 from graveler.model import StagedEntry
-from graveler.refs import rows
+from graveler.refs import rows, sqlite_stage
 from graveler.refs.db import Database
 from graveler.refs.pg_copy import COPY_MIN_ROWS, copy_upsert
 from graveler.refs.schema import branches, staged_entries
@@ -68,6 +68,10 @@ class SqlStagingStore:
         same transaction, so a concurrent ``protect`` is either before or after the whole
         call); InvalidArgument for a key, identity or value that is not bytes (nothing is
         written then)."""
+        if _few(entries) and not self._db.is_postgres and sqlite_stage.AVAILABLE:
+            for entry in entries:
+                _check(entry)
+            return sqlite_stage.stage_few(self._db, repo, branch, entries)
         with self._db.write(f"stage on branch {branch!r} of {repo!r}", durable=False) as conn:
             token = _lock_staging_token(conn, repo, branch)
             for chunk in _chunks(entries, self._chunk_size):
@@ -164,6 +168,11 @@ def _lock_staging_token(conn: Connection, repo: str, branch: str) -> str:
             f"branch {branch!r} is protected: write to another branch and merge into it"
         )
     return str(row.staging_token)
+
+
+def _few(entries: Iterable[StagedEntry]) -> TypeGuard[Sequence[StagedEntry]]:
+    """A list or tuple of one to ``sqlite_stage.MAX_ENTRIES`` entries (a put, a delete)."""
+    return isinstance(entries, list | tuple) and 0 < len(entries) <= sqlite_stage.MAX_ENTRIES
 
 
 def _check(entry: StagedEntry) -> None:

@@ -56,3 +56,23 @@ def test_truncated_or_unknown_values_are_refused(cut):
         entries.decode(b"k", b"\x03" + raw[1:])  # 2 is the external-address layout
     with pytest.raises(CorruptFile):
         entries.decode(b"k", raw + b"x")
+
+
+@given(
+    size=st.integers(0, 2**63 - 1),
+    checksum=st.one_of(text, st.text("0123456789abcdef", min_size=64, max_size=64)),
+    content_type=st.one_of(text, st.sampled_from(["text/csv", 'a"b', "a\\b", "x\x7f", "é"])),
+    metadata=st.dictionaries(text.filter(bool), text, max_size=2),
+)
+def test_identity_is_the_hash_of_its_json_document(size, checksum, content_type, metadata):
+    """Identities are stored in every tree: whatever shortcut builds the text, it must be
+    exactly the compact JSON it always was."""
+    import hashlib
+    import json
+
+    e = ObjectEntry(
+        "p", "a", size, checksum, datetime(2024, 1, 1, tzinfo=UTC), content_type, metadata
+    )
+    doc = [checksum, size, content_type, sorted(metadata.items())]
+    expected = hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).digest()
+    assert e.identity() == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 from pathlib import Path
 
@@ -72,3 +73,41 @@ def test_bad_input_is_refused_with_typed_errors(repo: Repository):
         repo.upload_many("main", [("k", b"x")])
     assert list(repo.diff_uncommitted("main")) == []
     assert _objects(repo) == []
+
+
+def test_a_failed_flush_stages_nothing_and_keeps_no_bytes(repo: Repository, monkeypatch):
+    """The staging transaction commits only after the store's flush returned; a flush that
+    fails rolls it back and the written objects are deleted."""
+    from graveler.errors import StorageError
+
+    calls: list[int] = []
+
+    def failing_sync(keys):  # type: ignore[no-untyped-def]
+        calls.append(len(list(keys)))
+        raise StorageError("the disk reported a write error")
+
+    monkeypatch.setattr(repo.store, "sync", failing_sync)
+    items = [(f"big/{i:03d}", b"payload") for i in range(100)]
+    with pytest.raises(StorageError, match="write error"):
+        repo.upload_many("main", items)
+    assert calls == [100]
+    assert list(repo.diff_uncommitted("main")) == []
+    assert _objects(repo) == []
+
+
+def test_large_local_sources_stream_beside_the_small_batch(
+    repo: Repository, tmp_path: Path, monkeypatch
+):
+    """Sources above SMALL_FILE are streamed through a writer; the rest of the batch goes
+    through the store's put_fresh_batch; the entries keep the input order."""
+    from graveler import uploads
+
+    monkeypatch.setattr(uploads, "SMALL_FILE", 10)
+    big, small = tmp_path / "big.bin", tmp_path / "small.txt"
+    big.write_bytes(b"b" * 100)
+    small.write_bytes(b"tiny")
+    entries = repo.upload_many("main", [("b", big), ("s", small), ("m", b"mem" * 50)])
+    assert [(e.path, e.size) for e in entries] == [("b", 100), ("s", 4), ("m", 150)]
+    assert repo.get("main", "b") == b"b" * 100
+    assert repo.get("main", "s") == b"tiny"
+    assert repo.stat("main", "s").checksum == hashlib.sha256(b"tiny").hexdigest()

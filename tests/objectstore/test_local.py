@@ -182,30 +182,134 @@ def test_missing_root_lists_nothing(tmp_path: Path) -> None:
     assert [i.key for i in store.list()] == ["k"]
 
 
-def test_directory_fsyncs_of_relaxed_writers_wait_for_sync(
-    store: LocalObjectStore, root: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.fixture
+def flushes(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
+    """Records every fsync of a directory, of a file by path, and every syncfs."""
+    from graveler.objectstore import local, local_writer
+
+    seen: dict[str, list[str]] = {"dirs": [], "files": [], "syncfs": []}
+    real_dir, real_file = local_writer.fsync_directory, local_writer._fsync_file
+
+    def fsync_directory(path: str) -> None:
+        seen["dirs"].append(path)
+        real_dir(path)
+
+    monkeypatch.setattr(local_writer, "fsync_directory", fsync_directory)
+    monkeypatch.setattr(local, "fsync_directory", fsync_directory)
+    monkeypatch.setattr(
+        local_writer, "_fsync_file", lambda p: (seen["files"].append(p), real_file(p))
+    )
+    monkeypatch.setattr(local_writer, "syncfs", lambda p: (seen["syncfs"].append(p), True)[1])
+    return seen
+
+
+@pytest.mark.parametrize("covered", [False, True], ids=["posix", "entry-with-file"])
+def test_a_durable_fresh_writer_fsyncs_its_directory_unless_the_filesystem_covers_it(
+    store: LocalObjectStore,
+    root: Path,
+    flushes: dict[str, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    covered: bool,
 ) -> None:
-    """Durable writers fsync their directory before commit returns; relaxed ones leave it to
-    ``sync``, which fsyncs each directory once."""
+    """POSIX: file and directory. On ext4 / XFS / btrfs the file's fsync commits a new
+    file's entry (graveler.objectstore.durability), so the directory is not fsynced again;
+    a replacing writer (rename) always fsyncs the directory."""
     from graveler.objectstore import local_writer
 
-    synced: list[str] = []
-    real = local_writer.fsync_directory
-    monkeypatch.setattr(local_writer, "fsync_directory", lambda p: (synced.append(p), real(p)))
+    monkeypatch.setattr(local_writer, "fsync_covers_new_entry", lambda dev: covered)
     store.put("a/seed", b"")  # creates a/ (fsyncs of new directories are not counted below)
-    store.put("b/seed", b"")
-    synced.clear()
+    flushes["dirs"].clear()
     with store.open_writer("a/durable", fresh=True) as w:
         w.write(b"x")
-    assert synced == [str(root / "a")]
-    synced.clear()
+    assert flushes["dirs"] == ([] if covered else [str(root / "a")])
+    flushes["dirs"].clear()
+    store.put("a/seed", b"replaced")
+    assert flushes["dirs"] == [str(root / "a")]
+
+
+def test_a_small_relaxed_batch_is_flushed_file_by_file_at_sync(
+    store: LocalObjectStore, root: Path, flushes: dict[str, list[str]]
+) -> None:
+    """Relaxed writers flush nothing; ``sync`` of a few keys fsyncs each file and each
+    directory once, and the parents of the directories created for them."""
     keys = ["a/1", "a/2", "b/1"]
+    root.mkdir()
     for key in keys:
         with store.open_writer(key, fresh=True, durable=False) as w:
             w.write(b"x")
-    assert synced == []
+    assert flushes == {"dirs": [], "files": [], "syncfs": []}
     store.sync(keys)
-    assert sorted(synced) == [str(root / "a"), str(root / "b")]
+    assert sorted(flushes["files"]) == [str(root / k) for k in keys]
+    assert sorted(flushes["dirs"]) == [str(root), str(root / "a"), str(root / "b")]
+    assert flushes["syncfs"] == []
+    flushes["dirs"].clear()
+    store.sync(keys[:1])  # the new directories' entries were flushed once: not again
+    assert flushes["dirs"] == [str(root / "a")]
+
+
+def test_a_large_relaxed_batch_is_flushed_with_one_syncfs(
+    store: LocalObjectStore, root: Path, flushes: dict[str, list[str]]
+) -> None:
+    from graveler.objectstore.local_writer import SYNCFS_MIN_FILES
+
+    keys = [f"data/{i % 4:02x}/{i}" for i in range(SYNCFS_MIN_FILES)]
+    store.put_fresh_batch([(k, k.encode()) for k in keys])
+    store.sync(keys)
+    assert flushes == {"dirs": [], "files": [], "syncfs": [store.root]}
+
+
+def test_without_syncfs_a_large_batch_is_flushed_file_by_file(
+    store: LocalObjectStore, root: Path, flushes: dict[str, list[str]], monkeypatch
+) -> None:
+    from graveler.objectstore import local_writer
+
+    monkeypatch.setattr(local_writer, "syncfs", lambda p: False)  # not Linux
+    keys = [f"data/{i % 4:02x}/{i}" for i in range(40)]
+    store.put_fresh_batch([(k, b"x") for k in keys])
+    store.sync(keys)
+    assert len(flushes["files"]) == 40
+    assert set(flushes["dirs"]) >= {str(root / "data" / f"{i:02x}") for i in range(4)}
+
+
+def test_a_durable_write_flushes_directories_a_relaxed_one_created(
+    store: LocalObjectStore, root: Path, flushes: dict[str, list[str]]
+) -> None:
+    """A directory made for a relaxed writer has its entry left unflushed; the next durable
+    object needs it on disk too, so its writer flushes it first."""
+    root.mkdir()
+    with store.open_writer("new/dir/relaxed", fresh=True, durable=False) as w:
+        w.write(b"x")
+    assert flushes["dirs"] == []
+    store.put("new/dir/durable", b"y")
+    assert {str(root), str(root / "new")} <= set(flushes["dirs"])
+
+
+def test_put_fresh_batch_writes_all_or_nothing(store: LocalObjectStore, root: Path) -> None:
+    infos = store.put_fresh_batch([("data/aa/1", b"one"), ("data/bb/2", b"two")])
+    assert [(i.key, i.size) for i in infos] == [("data/aa/1", 3), ("data/bb/2", 3)]
+    assert store.get("data/bb/2") == b"two"
+    with pytest.raises(StorageError):  # an existing key is never overwritten
+        store.put_fresh_batch([("data/cc/3", b"three"), ("data/aa/1", b"clobber")])
+    assert store.get("data/aa/1") == b"one"
+    assert not store.exists("data/cc/3")  # what the failed call created is gone
+    with pytest.raises(InvalidKey):
+        store.put_fresh_batch([("data/dd/4", b"4"), ("../escape", b"x")])
+    assert not store.exists("data/dd/4")
+    os.rmdir(root / "data" / "cc")  # a directory removed behind the store's back
+    store.put_fresh_batch([("data/cc/5", b"five")])
+    assert store.get("data/cc/5") == b"five"
+
+
+def test_put_fresh_batch_refuses_a_symlinked_directory(
+    store: LocalObjectStore, root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "ee").symlink_to(outside)
+    with pytest.raises(InvalidKey, match="outside"):
+        store.put_fresh_batch([("data/ee/x", b"x")])
+    assert list(outside.iterdir()) == []
 
 
 def test_put_if_absent_writes_like_put(store: LocalObjectStore, root: Path) -> None:
@@ -218,3 +322,22 @@ def test_put_if_absent_writes_like_put(store: LocalObjectStore, root: Path) -> N
     mode = stat.S_IMODE((root / "d" / "claimed").stat().st_mode)
     assert mode == stat.S_IMODE((root / "d" / "plain").stat().st_mode) == 0o644
     assert _all_files(root) == ["d/claimed", "d/plain"]
+
+
+def test_a_directory_swapped_for_a_link_after_a_write_is_refused(
+    store: LocalObjectStore, root: Path, tmp_path: Path
+) -> None:
+    """The check of a fresh key's directory is remembered by the directory's identity, so
+    replacing it with a symbolic link later is still caught."""
+    store.put_fresh_batch([("data/ab/1", b"x")])
+    with store.open_writer("data/ab/2", fresh=True) as w:
+        w.write(b"y")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    os.rename(root / "data" / "ab", tmp_path / "moved")
+    (root / "data" / "ab").symlink_to(outside)
+    with pytest.raises(InvalidKey, match="outside"):
+        store.put_fresh_batch([("data/ab/3", b"z")])
+    with pytest.raises(InvalidKey, match="outside"):
+        store.open_writer("data/ab/4", fresh=True)
+    assert list(outside.iterdir()) == []

@@ -11,6 +11,7 @@ from pathlib import Path
 from sqlalchemy import event
 
 from graveler.model import StagedEntry
+from graveler.refs import sqlite_stage
 from graveler.refs.sql import SqlMetadataStore
 from tests.refs.conftest import new_repository
 
@@ -32,10 +33,38 @@ def test_staging_is_relaxed_and_branch_moves_are_full(tmp_path: Path) -> None:
     store = SqlMetadataStore(f"sqlite:///{tmp_path / 'refs.db'}")
     new_repository(store)
     levels = _synchronous_levels(store)
-    store.stage("repo", "main", [StagedEntry(b"k", b"i", b"v")])
+    many = [StagedEntry(b"k%d" % i, b"i", b"v") for i in range(40)]  # the SQLAlchemy path
+    store.stage("repo", "main", many)
     branch = store.get_branch("repo", "main")
     store.update_branch("repo", branch, branch)
-    store.stage("repo", "main", [StagedEntry(b"k2", b"i", b"v")])
+    store.stage("repo", "main", iter(many))
     store.drop_tokens([branch.staging_token])
     assert levels == [1, 2, 1, 1]  # NORMAL, FULL, NORMAL, NORMAL
+    store.close()
+
+
+def test_a_single_put_is_staged_relaxed_too(tmp_path: Path) -> None:
+    """A call of a few entries goes to the driver directly (graveler.refs.sqlite_stage) and
+    commits with synchronous=NORMAL as well; a branch move after it is FULL again."""
+    store = SqlMetadataStore(f"sqlite:///{tmp_path / 'refs.db'}")
+    new_repository(store)
+    levels = _synchronous_levels(store)
+    seen: list[int] = []
+    real = sqlite_stage._stage
+
+    def spy(pooled, *args):  # type: ignore[no-untyped-def]
+        token = real(pooled, *args)
+        seen.append(pooled.driver_connection.execute("PRAGMA synchronous").fetchone()[0])
+        return token
+
+    sqlite_stage._stage = spy
+    try:
+        store.stage("repo", "main", [StagedEntry(b"k", b"i", b"v")])
+        branch = store.get_branch("repo", "main")
+        store.update_branch("repo", branch, branch)
+        store.stage("repo", "main", [StagedEntry(b"k2", b"i", b"v")])
+    finally:
+        sqlite_stage._stage = real
+    assert seen == [1, 1]  # NORMAL for both stagings
+    assert levels == [2]  # the branch move, through SQLAlchemy: FULL
     store.close()

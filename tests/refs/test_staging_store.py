@@ -3,6 +3,7 @@ bytewise key order, iteration windows and batches, drops, atomicity of ``stage``
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import pytest
@@ -215,3 +216,40 @@ def test_drop_tokens(store: SqlMetadataStore, token: str) -> None:
     store.drop_tokens([token, other])
     assert store.count_staged(token) == 0
     assert store.count_staged(other) == 0
+
+
+@pytest.mark.parametrize("count", [1, 3, 40], ids=["one", "few", "many"])
+def test_a_missing_or_protected_branch_refuses_every_size_of_call(
+    store: SqlMetadataStore, token: str, count: int
+) -> None:
+    """SQLite stages calls of a few entries through the driver directly
+    (graveler.refs.sqlite_stage), longer ones through SQLAlchemy: both refuse alike and
+    write nothing."""
+    from graveler.errors import ProtectedBranch
+
+    entries = [value(b"k%d" % i) for i in range(count)]
+    with pytest.raises(BranchNotFound):
+        store.stage("repo", "nope", entries)
+    branch = store.get_branch("repo", "main")
+    store.update_branch("repo", branch, dataclasses.replace(branch, protected=True))
+    with pytest.raises(ProtectedBranch, match="protected"):
+        store.stage("repo", "main", entries)
+    assert store.count_staged(token) == 0
+    store.update_branch("repo", store.get_branch("repo", "main"), branch)
+    assert store.stage("repo", "main", entries) == token
+    assert store.count_staged(token) == count
+
+
+def test_a_failing_entry_source_rolls_the_whole_call_back(
+    store: SqlMetadataStore, token: str
+) -> None:
+    """``entries`` is consumed inside the transaction: what iterating it raises undoes
+    everything written before (what upload_many relies on to wait for its flush)."""
+
+    def entries() -> Iterator[StagedEntry]:
+        yield from (value(b"k%d" % i) for i in range(50))
+        raise OSError("the flush failed")
+
+    with pytest.raises(OSError, match="flush"):
+        store.stage("repo", "main", entries())
+    assert store.count_staged(token) == 0

@@ -1,0 +1,77 @@
+"""Staging a few entries on SQLite through the driver itself: the path of a single ``put``.
+
+A ``stage`` call of a handful of entries is dominated by fixed costs: SQLAlchemy's statement
+set-up and a separate read of the branch row. Here each entry is one statement that reads the
+branch's current staging token, checks that the branch is not protected and upserts the
+entry, all inside ``BEGIN IMMEDIATE ... COMMIT`` on a pooled connection, with the same
+``synchronous=NORMAL`` as every staging write (see :meth:`graveler.refs.db.Database.write`).
+When the statement writes nothing, the branch is missing or protected: the transaction is
+rolled back and the row is read to say which. The contract is
+:meth:`graveler.refs.port.StagingStore.stage`'s.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from graveler.errors import BranchNotFound, ProtectedBranch
+from graveler.model import StagedEntry
+from graveler.refs.db import SYNC_OPTION, Database, translate_errors
+
+#: Calls with at most this many entries take this path.
+MAX_ENTRIES = 16
+#: ``INSERT ... RETURNING`` needs SQLite 3.35; older libraries take the general path.
+AVAILABLE = sqlite3.sqlite_version_info >= (3, 35, 0)
+
+_UPSERT = (
+    "INSERT INTO graveler_staged_entries (token, key, identity, value) "
+    "SELECT staging_token, ?, ?, ? FROM graveler_branches "
+    "WHERE repo = ? AND name = ? AND NOT protected "
+    "ON CONFLICT (token, key) DO UPDATE SET identity = excluded.identity, value = excluded.value "
+    "RETURNING token"
+)
+_BRANCH = "SELECT staging_token, protected FROM graveler_branches WHERE repo = ? AND name = ?"
+
+
+def stage_few(db: Database, repo: str, branch: str, entries: Sequence[StagedEntry]) -> str:
+    """Stage ``entries`` (already checked; one or more, at most :data:`MAX_ENTRIES`) in one
+    transaction; return the token. Raises BranchNotFound, ProtectedBranch or StorageError."""
+    with translate_errors(f"stage on branch {branch!r} of {repo!r}"):
+        pooled = db.engine.raw_connection()
+        try:
+            return _stage(pooled, repo, branch, entries)
+        finally:
+            pooled.close()  # back to the pool
+            db.local_writes += 1
+
+
+def _stage(pooled: Any, repo: str, branch: str, entries: Sequence[StagedEntry]) -> str:
+    conn: sqlite3.Connection = pooled.driver_connection
+    if pooled.info.get(SYNC_OPTION) != "NORMAL":
+        conn.execute("PRAGMA synchronous = NORMAL")
+        pooled.info[SYNC_OPTION] = "NORMAL"
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        token = None
+        for entry in entries:
+            row = (entry.key, entry.identity, entry.value, repo, branch)
+            written = conn.execute(_UPSERT, row).fetchone()
+            if written is None:
+                raise _refusal(conn, repo, branch)
+            token = written[0]
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return str(token)
+
+
+def _refusal(conn: sqlite3.Connection, repo: str, branch: str) -> Exception:
+    """Why the upsert wrote nothing: the branch is missing or protected."""
+    if conn.execute(_BRANCH, (repo, branch)).fetchone() is None:
+        return BranchNotFound(f"branch {branch!r} not found in repository {repo!r}")
+    return ProtectedBranch(
+        f"branch {branch!r} is protected: write to another branch and merge into it"
+    )
