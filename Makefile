@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs,ui
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv shim test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
+.PHONY: venv dvc-env shim test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
 
 SHIM_JAR := providers/graveler_spark/jars/graveler-spark-shim.jar
 SHIM_SRC := $(wildcard providers/graveler_spark/jvm/src/io/graveler/spark/*.java) \
@@ -81,6 +81,14 @@ docs-serve: venv
 
 bench: venv
 	$(PY) -m benchmarks committed
+
+# DVC for the import benchmark's peer (benchmarks/importcmp.py), in its own environment: with
+# Airflow's constraints (constraints.txt) pip can only resolve DVC 0.62, from 2019.
+dvc-env: .venv-dvc/bin/dvc
+
+.venv-dvc/bin/dvc:
+	$(PYTHON) -m venv .venv-dvc
+	.venv-dvc/bin/pip install --quiet 'dvc==3.67.1'
 
 clean:
 	rm -rf $(VENV) site .graveler .graveler-demo .demo .pytest_cache .mypy_cache .ruff_cache .hypothesis

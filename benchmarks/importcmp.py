@@ -13,8 +13,9 @@ The same 10,000 local files of 100 bytes go in every tool, bytes included:
 
 git writes loose objects without fsync (its default ``core.fsync``); graveler fsyncs every
 object and tree file before it is recorded. Every timed step starts after ``os.sync()``, so
-no tool flushes another's pending writes. pygit2 and DVC are optional (extra ``bench``):
-when missing they are reported as not installed.
+no tool flushes another's pending writes. pygit2 is optional (extra ``bench``); DVC
+runs from ``.venv-dvc`` (``make dvc-env``) or PATH. Either is reported as not installed when
+missing.
 """
 
 from __future__ import annotations
@@ -133,14 +134,30 @@ def pygit2_side(src: Path, work: Path, changes: list[str]) -> dict[str, float] |
     return {"import": imported, "commit_1": statistics.median(times)}
 
 
+#: Where ``make dvc-env`` installs DVC: its own environment, because with Airflow's
+#: constraints pip can only resolve DVC 0.62 (2019).
+DVC_ENV = Path(__file__).resolve().parent.parent / ".venv-dvc" / "bin"
+
+
+def dvc_command() -> str | None:
+    """The ``dvc`` executable: ``.venv-dvc`` (``make dvc-env``), else the one on PATH."""
+    own = DVC_ENV / "dvc"
+    return str(own) if own.exists() else shutil.which("dvc")
+
+
 def dvc_side(src: Path, work: Path) -> dict[str, float] | None:
-    if shutil.which("dvc") is None:
+    dvc = dvc_command()
+    if dvc is None:
         return None
-    work.mkdir()
-    shutil.copytree(src, work / "data")
-    sh("git init -q && dvc init -q", work)
-    cmd = "dvc add -q data && git add data.dvc .gitignore && git commit -q -m import"
-    return {"import": timed(lambda: sh(cmd, work))}
+    env = {**GIT_ENV, "PATH": f"{Path(dvc).parent}{os.pathsep}{GIT_ENV.get('PATH', '')}"}
+
+    def prepare(work: Path) -> Callable[[], None]:
+        shutil.copytree(src, work / "data")
+        sh("git init -q && dvc init -q", work, env)
+        cmd = "dvc add -q data && git add data.dvc .gitignore && git commit -q -m import"
+        return lambda: sh(cmd, work, env)
+
+    return {"import": best_import(prepare, work)}
 
 
 def graveler_api(src: Path, rels: list[str], home: Path, changes: list[str]) -> dict[str, float]:

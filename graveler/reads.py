@@ -66,7 +66,7 @@ def stat_many(repo: RepoContext, ref: str, paths: Sequence[str]) -> list[ObjectE
     keys = validate.lookup_keys(paths)
     cache = repo.read_cache
     view = cache.view(repo, ref)
-    out = cache.entries(repo.committed.get_many(view.commit.metarange_id, keys))
+    out = cache.committed_entries(repo.committed, view.commit.metarange_id, keys)
     staged = view.staged
     if staged is not None and not staged.clean:
         for i, key in enumerate(keys):

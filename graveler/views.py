@@ -31,6 +31,8 @@ from graveler.staging import merged_staging, staged_lookup
 
 #: Decoded entries a client keeps (about 600 bytes each).
 ENTRY_CACHE_SIZE = 32_768
+#: Trees whose entries a client also keeps by key, for batched lookups (``stat_many``).
+TREE_MAPS = 8
 #: Views of commit IDs and branches a client keeps.
 VIEW_CACHE_SIZE = 4_096
 #: A record as the entry cache keys it: (key, identity, value).
@@ -78,6 +80,8 @@ class ReadCache:
         # Decoded entries by record, ``(key, identity, value)``: a committed ValueRecord (whose
         # bytes keep their hashes) or an equal tuple built from a staged entry.
         self._entries: dict[Record, entries.ObjectEntry] = {}
+        # The same entries by key, per tree (metarange ID): what stat_many probes first.
+        self._by_tree: dict[str, dict[bytes, entries.ObjectEntry]] = {}
         self._entry_limit = entry_limit
 
     def view(self, repo: Reader, ref: str) -> ReadView:
@@ -128,6 +132,31 @@ class ReadCache:
             _remember(self._entries, record, found, self._entry_limit)
         return found
 
+    def committed_entries(
+        self, committed: CommittedManager, metarange_id: str, keys: list[bytes]
+    ) -> list[entries.ObjectEntry | None]:
+        """The decoded entries of ``keys`` in a tree (None where absent), aligned with
+        ``keys``: a warm batch is one C-level pass over the tree's map of entries already
+        handed out by key; the rest are looked up with ``get_many`` and remembered there
+        (up to the entry limit per tree, for the :data:`TREE_MAPS` trees read last)."""
+        by_key = self._by_tree.get(metarange_id)
+        if by_key is None:
+            if len(self._by_tree) >= TREE_MAPS:
+                self._by_tree.clear()
+            by_key = self._by_tree[metarange_id] = {}
+        out = list(map(by_key.get, keys))
+        if all(out):  # a C-level scan (entries are truthy)
+            return out
+        missing = [i for i, e in enumerate(out) if e is None]
+        found = self.entries(committed.get_many(metarange_id, [keys[i] for i in missing]))
+        if len(by_key) + len(missing) > self._entry_limit:
+            by_key.clear()
+        for i, entry in zip(missing, found, strict=True):
+            out[i] = entry
+            if entry is not None:
+                by_key[keys[i]] = entry
+        return out
+
     def entries(self, records: list[ValueRecord | None]) -> list[entries.ObjectEntry | None]:
         """:meth:`entry` of every record (None stays None), in order: one C-level pass over
         the cache, then a decode of each record it did not hold."""
@@ -142,6 +171,7 @@ class ReadCache:
         return out
 
     def clear(self) -> None:
+        self._by_tree.clear()
         self._commits.clear()
         self._branches.clear()
         self._entries.clear()

@@ -93,6 +93,8 @@ class Database:
         self._busy_timeout = busy_timeout
         self._changes: ChangeMarker | None = None
         self._changes_lock = threading.Lock()
+        self._direct = threading.local()
+        self._direct_all: list[sqlite3.Connection] = []
 
     @property
     def is_postgres(self) -> bool:
@@ -125,6 +127,21 @@ class Database:
         finally:
             self.local_writes += 1
 
+    def direct_connection(self) -> sqlite3.Connection | None:
+        """The calling thread's own SQLite connection outside the pool, set up as pooled ones
+        are but with ``synchronous=NORMAL``, for the few statements that skip SQLAlchemy
+        (:mod:`graveler.refs.sqlite_stage`); None for in-memory SQLite and PostgreSQL.
+        Closed by :meth:`close`."""
+        if self._sqlite_path is None:
+            return None
+        conn: sqlite3.Connection | None = getattr(self._direct, "conn", None)
+        if conn is None or self._direct.pid != os.getpid():
+            conn = _direct_sqlite(self._sqlite_path, self._busy_timeout)
+            self._direct.conn, self._direct.pid = conn, os.getpid()
+            with self._changes_lock:
+                self._direct_all.append(conn)
+        return conn
+
     def changes(self) -> ChangeMarker | None:
         """SQLite: the marker of commits by other connections and processes
         (:mod:`graveler.refs.changes`), opened on first use; None on PostgreSQL, where
@@ -143,6 +160,11 @@ class Database:
         """Close every pooled connection. The object must not be used afterwards."""
         if self._changes is not None:
             self._changes.close()
+        with self._changes_lock:
+            for conn in self._direct_all:
+                with suppress(sqlite3.Error):
+                    conn.close()
+            self._direct_all.clear()
         self.engine.dispose()
 
 
@@ -163,6 +185,22 @@ def redact_url(url: object) -> str:
         with suppress(ArgumentError, ValueError, TypeError):
             text = make_url(text).render_as_string(hide_password=True)
     return config.redact_url(text)
+
+
+def _direct_sqlite(path: str, busy_timeout: float) -> sqlite3.Connection:
+    """A connection to the database file at ``path`` with graveler's settings: autocommit
+    (BEGIN is ours), WAL, foreign keys, ``busy_timeout``, ``synchronous=NORMAL``."""
+    conn = sqlite3.connect(
+        path, timeout=busy_timeout, isolation_level=None, uri=path.startswith("file:")
+    )
+    for pragma in (
+        f"busy_timeout = {int(busy_timeout * 1000)}",
+        "journal_mode = WAL",
+        "foreign_keys = ON",
+        "synchronous = NORMAL",
+    ):
+        conn.execute(f"PRAGMA {pragma}")
+    return conn
 
 
 def _sqlite_engine(url: str, busy_timeout: float) -> Engine:

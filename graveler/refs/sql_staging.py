@@ -68,7 +68,7 @@ class SqlStagingStore:
         same transaction, so a concurrent ``protect`` is either before or after the whole
         call); InvalidArgument for a key, identity or value that is not bytes (nothing is
         written then)."""
-        if _few(entries) and not self._db.is_postgres and sqlite_stage.AVAILABLE:
+        if _few(entries) and sqlite_stage.AVAILABLE and self._db.direct_connection():
             for entry in entries:
                 _check(entry)
             return sqlite_stage.stage_few(self._db, repo, branch, entries)

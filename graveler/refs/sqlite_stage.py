@@ -3,7 +3,8 @@
 A ``stage`` call of a handful of entries is dominated by fixed costs: SQLAlchemy's statement
 set-up and a separate read of the branch row. Here each entry is one statement that reads the
 branch's current staging token, checks that the branch is not protected and upserts the
-entry, all inside ``BEGIN IMMEDIATE ... COMMIT`` on a pooled connection, with the same
+entry, all inside ``BEGIN IMMEDIATE ... COMMIT`` on the calling thread's own connection
+(:meth:`graveler.refs.db.Database.direct_connection`: no pool round trip), with the same
 ``synchronous=NORMAL`` as every staging write (see :meth:`graveler.refs.db.Database.write`).
 When the statement writes nothing, the branch is missing or protected: the transaction is
 rolled back and the row is read to say which. The contract is
@@ -14,11 +15,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
 
 from graveler.errors import BranchNotFound, ProtectedBranch
 from graveler.model import StagedEntry
-from graveler.refs.db import SYNC_OPTION, Database, translate_errors
+from graveler.refs.db import Database, translate_errors
 
 #: Calls with at most this many entries take this path.
 MAX_ENTRIES = 16
@@ -37,21 +37,19 @@ _BRANCH = "SELECT staging_token, protected FROM graveler_branches WHERE repo = ?
 
 def stage_few(db: Database, repo: str, branch: str, entries: Sequence[StagedEntry]) -> str:
     """Stage ``entries`` (already checked; one or more, at most :data:`MAX_ENTRIES`) in one
-    transaction; return the token. Raises BranchNotFound, ProtectedBranch or StorageError."""
+    transaction on the thread's direct connection; return the token. Raises
+    BranchNotFound, ProtectedBranch or StorageError."""
+    conn = db.direct_connection()
+    if conn is None:
+        raise AssertionError("stage_few needs a SQLite database file")
     with translate_errors(f"stage on branch {branch!r} of {repo!r}"):
-        pooled = db.engine.raw_connection()
         try:
-            return _stage(pooled, repo, branch, entries)
+            return _stage(conn, repo, branch, entries)
         finally:
-            pooled.close()  # back to the pool
             db.local_writes += 1
 
 
-def _stage(pooled: Any, repo: str, branch: str, entries: Sequence[StagedEntry]) -> str:
-    conn: sqlite3.Connection = pooled.driver_connection
-    if pooled.info.get(SYNC_OPTION) != "NORMAL":
-        conn.execute("PRAGMA synchronous = NORMAL")
-        pooled.info[SYNC_OPTION] = "NORMAL"
+def _stage(conn: sqlite3.Connection, repo: str, branch: str, entries: Sequence[StagedEntry]) -> str:
     conn.execute("BEGIN IMMEDIATE")
     try:
         token = None
@@ -63,7 +61,8 @@ def _stage(pooled: Any, repo: str, branch: str, entries: Sequence[StagedEntry]) 
             token = written[0]
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     return str(token)
 

@@ -216,3 +216,30 @@ def test_bad_paths_are_refused_by_every_read(repo: Repository, bad: object):
             repo.exists(ref, bad)  # type: ignore[arg-type]
         with pytest.raises(InvalidKey):
             repo.stat_many(ref, ["fine", bad])  # type: ignore[list-item]
+
+
+def test_batched_lookups_keep_each_tree_apart(repo: Repository, monkeypatch) -> None:
+    """stat_many remembers entries by key per tree: a later commit (another tree) answers
+    with its own entries, absent keys are looked up again, and a full map starts over."""
+    from graveler import views
+
+    monkeypatch.setattr(repo.read_cache, "_entry_limit", 3)
+    repo.upload_many("main", [(f"k/{i}", b"v1-%d" % i) for i in range(6)])
+    first = repo.commit("main", "first").id
+    keys = [f"k/{i}" for i in range(6)] + ["k/missing"]
+    for _ in range(2):  # cold, then warm (and past the limit of 3 entries per tree)
+        got = repo.stat_many(first, keys)
+        assert [e.path if e else None for e in got] == [*keys[:6], None]
+    repo.put("main", "k/2", b"changed")
+    repo.put("main", "k/missing", b"now here")
+    second = repo.commit("main", "second").id
+    assert repo.stat_many(second, ["k/2", "k/missing"])[1] is not None
+    assert repo.get(second, "k/2") == b"changed"
+    assert repo.stat_many(second, ["k/2"])[0] == repo.stat(second, "k/2")
+    assert repo.stat_many(first, ["k/2"])[0] == repo.stat(first, "k/2")
+    assert repo.stat_many(first, ["k/2"])[0] != repo.stat(second, "k/2")
+    assert repo.stat_many(first, ["k/missing"]) == [None]
+    for n in range(views.TREE_MAPS + 2):  # more trees than maps kept: still right
+        repo.put("main", "k/0", b"round %d" % n)
+        tree = repo.commit("main", f"round {n}").id
+        assert repo.stat_many(tree, ["k/0"])[0] == repo.stat(tree, "k/0")

@@ -52,9 +52,9 @@ def test_a_single_put_is_staged_relaxed_too(tmp_path: Path) -> None:
     seen: list[int] = []
     real = sqlite_stage._stage
 
-    def spy(pooled, *args):  # type: ignore[no-untyped-def]
-        token = real(pooled, *args)
-        seen.append(pooled.driver_connection.execute("PRAGMA synchronous").fetchone()[0])
+    def spy(conn, *args):  # type: ignore[no-untyped-def]
+        token = real(conn, *args)
+        seen.append(conn.execute("PRAGMA synchronous").fetchone()[0])
         return token
 
     sqlite_stage._stage = spy
