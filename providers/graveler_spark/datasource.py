@@ -40,6 +40,13 @@ from graveler.errors import BranchNotFound, InvalidArgument
 from graveler_spark.formats import ReadFormat
 from graveler_spark.job import WriteJob, new_job_id
 from graveler_spark.options import FORMAT_NAME, Target, flag, integer, parse_target
+from graveler_spark.plan import (
+    PLAN_OPTION,
+    SCHEMES_OPTION,
+    encode_plan,
+    partition_schema,
+    with_plan,
+)
 from graveler_spark.reader import (
     DEFAULT_SPLIT_BYTES,
     GravelerReader,
@@ -77,15 +84,29 @@ class GravelerDataSource(DataSource):
 
     def schema(self) -> StructType:
         """Inferred from the first object's Parquet footer (or CSV / JSON contents), all
-        fields nullable, then the partition columns discovered from the keys."""
+        fields nullable, then the partition columns discovered from the keys. When the JVM
+        shim asks (option ``__plan``), the first field also carries the native read plan
+        (:mod:`graveler_spark.plan`); with ``__plan=files`` no file is opened and only the
+        partition columns follow it."""
         from pyspark.sql.pandas.types import from_arrow_schema
 
         snapshot = self._snapshot()
+        mode = self.options.get(PLAN_OPTION)
+        if mode == "files":  # the JVM shim asks for the plan of a read with a user schema
+            return with_plan(partition_schema(snapshot), self._plan(snapshot))
         target = self._target()
         merge = flag(self.options, "mergeSchema", False)
         arrow = infer_schema(snapshot, self._format(), self._store_options(), merge, target.uri)
         self._inferred = True
-        return from_arrow_schema(arrow, prefer_timestamp_ntz=True)
+        inferred = from_arrow_schema(arrow, prefer_timestamp_ntz=True)
+        return with_plan(inferred, self._plan(snapshot)) if mode else inferred
+
+    def _plan(self, snapshot: Snapshot) -> dict[str, Any]:
+        """The native read plan the JVM shim asked for (:mod:`graveler_spark.plan`)."""
+        schemes = (self.options.get(SCHEMES_OPTION) or "").split(",")
+        if self._format().name != "parquet":
+            return {"native": False}
+        return encode_plan(snapshot, self._target(), [s.strip() for s in schemes if s.strip()])
 
     def reader(self, schema: StructType) -> DataSourceReader:
         split = integer(self.options, "split_bytes", DEFAULT_SPLIT_BYTES, minimum=1)

@@ -6,6 +6,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
+
+import org.apache.spark.sql.SparkSession;
 
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
@@ -19,14 +22,31 @@ import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** The Python table, declaring the partitioning the writer asked for. */
+/**
+ * The Python table, declaring the partitioning the writer asked for; reads with a native plan
+ * go to Spark's Parquet scan instead (see {@link NativePlan}).
+ *
+ * <p>The plan is pinned for the table's life (one DataFrame): every query of it reads the same
+ * files. A read with a user schema gets its plan at its first scan, through {@code planner}.
+ */
 final class GravelerTable implements SupportsRead, SupportsWrite {
   private final Table python;
   private final Transform[] partitioning;
+  private final StructType schema;
+  private final Function<CaseInsensitiveStringMap, NativePlan> planner;
+  private NativePlan plan; // null until known (reads with a user schema, writes)
 
-  GravelerTable(Table python, Transform[] partitioning) {
+  GravelerTable(
+      Table python,
+      Transform[] partitioning,
+      StructType schema,
+      NativePlan plan,
+      Function<CaseInsensitiveStringMap, NativePlan> planner) {
     this.python = python;
     this.partitioning = partitioning;
+    this.schema = schema;
+    this.plan = plan;
+    this.planner = planner;
   }
 
   @Override
@@ -36,7 +56,7 @@ final class GravelerTable implements SupportsRead, SupportsWrite {
 
   @Override
   public StructType schema() {
-    return python.schema();
+    return schema;
   }
 
   @Override
@@ -51,7 +71,18 @@ final class GravelerTable implements SupportsRead, SupportsWrite {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    NativePlan p = plan(options);
+    if (p.isNative() && p.fits(schema)) {
+      return p.scanBuilder(SparkSession.active(), schema, options);
+    }
     return ((SupportsRead) python).newScanBuilder(GravelerTableProvider.withSession(options));
+  }
+
+  private synchronized NativePlan plan(CaseInsensitiveStringMap options) {
+    if (plan == null) {
+      plan = planner.apply(options);
+    }
+    return plan;
   }
 
   @Override
