@@ -44,7 +44,6 @@ from graveler_spark.plan import (
     PLAN_OPTION,
     SCHEMES_OPTION,
     encode_plan,
-    partition_schema,
     with_plan,
 )
 from graveler_spark.reader import (
@@ -85,21 +84,19 @@ class GravelerDataSource(DataSource):
     def schema(self) -> StructType:
         """Inferred from the first object's Parquet footer (or CSV / JSON contents), all
         fields nullable, then the partition columns discovered from the keys. When the JVM
-        shim asks (option ``__plan``), the first field also carries the native read plan
-        (:mod:`graveler_spark.plan`); with ``__plan=files`` no file is opened and only the
-        partition columns follow it."""
+        shim asks (option ``__plan``), a first field carries the native read plan
+        (:mod:`graveler_spark.plan`)."""
         from pyspark.sql.pandas.types import from_arrow_schema
 
         snapshot = self._snapshot()
-        mode = self.options.get(PLAN_OPTION)
-        if mode == "files":  # the JVM shim asks for the plan of a read with a user schema
-            return with_plan(partition_schema(snapshot), self._plan(snapshot))
         target = self._target()
         merge = flag(self.options, "mergeSchema", False)
         arrow = infer_schema(snapshot, self._format(), self._store_options(), merge, target.uri)
         self._inferred = True
         inferred = from_arrow_schema(arrow, prefer_timestamp_ntz=True)
-        return with_plan(inferred, self._plan(snapshot)) if mode else inferred
+        if PLAN_OPTION not in self.options:
+            return inferred
+        return with_plan(inferred, self._plan(snapshot))
 
     def _plan(self, snapshot: Snapshot) -> dict[str, Any]:
         """The native read plan the JVM shim asked for (:mod:`graveler_spark.plan`)."""

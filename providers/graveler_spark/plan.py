@@ -38,8 +38,7 @@ if TYPE_CHECKING:
     from graveler_spark.options import Target
     from graveler_spark.snapshot import Snapshot
 
-#: Internal option set by the shim: ``schema`` (the inferred schema plus the plan) or
-#: ``files`` (the plan and the partition columns only: the read has a user schema).
+#: Internal option set by the shim: return the plan with the inferred schema.
 PLAN_OPTION = "__plan"
 #: Internal option set by the shim: the namespace schemes its Hadoop file systems open
 #: (comma-separated; ``file``, and ``s3`` when S3A is on the class path).
@@ -124,18 +123,3 @@ def with_plan(schema: StructType, plan: dict[str, Any]) -> StructType:
     from pyspark.sql.types import StructType
 
     return StructType([plan_field(plan), *schema.fields])
-
-
-def partition_schema(snapshot: Snapshot) -> StructType:
-    """The partition columns of ``snapshot`` as Spark fields (nullable)."""
-    from pyspark.sql.pandas.types import from_arrow_type
-    from pyspark.sql.types import StructField, StructType
-
-    return StructType(
-        [
-            StructField(name, from_arrow_type(kind, prefer_timestamp_ntz=True), True)
-            for name, kind in zip(
-                snapshot.partition_columns, snapshot.partition_types, strict=True
-            )
-        ]
-    )

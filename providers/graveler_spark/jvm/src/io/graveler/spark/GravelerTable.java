@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Function;
 
 import org.apache.spark.sql.SparkSession;
 
@@ -27,26 +26,19 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * go to Spark's Parquet scan instead (see {@link NativePlan}).
  *
  * <p>The plan is pinned for the table's life (one DataFrame): every query of it reads the same
- * files. A read with a user schema gets its plan at its first scan, through {@code planner}.
+ * files.
  */
 final class GravelerTable implements SupportsRead, SupportsWrite {
   private final Table python;
   private final Transform[] partitioning;
   private final StructType schema;
-  private final Function<CaseInsensitiveStringMap, NativePlan> planner;
-  private NativePlan plan; // null until known (reads with a user schema, writes)
+  private final NativePlan plan; // null: the Python reader reads (and every write writes)
 
-  GravelerTable(
-      Table python,
-      Transform[] partitioning,
-      StructType schema,
-      NativePlan plan,
-      Function<CaseInsensitiveStringMap, NativePlan> planner) {
+  GravelerTable(Table python, Transform[] partitioning, StructType schema, NativePlan plan) {
     this.python = python;
     this.partitioning = partitioning;
     this.schema = schema;
     this.plan = plan;
-    this.planner = planner;
   }
 
   @Override
@@ -71,18 +63,10 @@ final class GravelerTable implements SupportsRead, SupportsWrite {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    NativePlan p = plan(options);
-    if (p.isNative() && p.fits(schema)) {
-      return p.scanBuilder(SparkSession.active(), schema, options);
+    if (plan != null && plan.isNative()) {
+      return plan.scanBuilder(SparkSession.active(), schema, options);
     }
     return ((SupportsRead) python).newScanBuilder(GravelerTableProvider.withSession(options));
-  }
-
-  private synchronized NativePlan plan(CaseInsensitiveStringMap options) {
-    if (plan == null) {
-      plan = planner.apply(options);
-    }
-    return plan;
   }
 
   @Override

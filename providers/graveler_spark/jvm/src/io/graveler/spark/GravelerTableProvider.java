@@ -27,7 +27,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * the Python source on the driver and read by Spark's own Parquet scan ({@link NativePlan}):
  * Spark's partition pruning, filter pushdown, column pruning and vectorized reader. CSV, JSON,
  * S3 without S3A on the class path and the option {@code nativeReads=false} keep the Python
- * reader; so does every write.
+ * reader; so does a read given a schema ({@code .schema(...)}, which the Python reader converts
+ * to as asked where Spark's would refuse), and every write.
  */
 public final class GravelerTableProvider implements TableProvider, DataSourceRegister {
   public static final String NAME = "graveler";
@@ -50,7 +51,7 @@ public final class GravelerTableProvider implements TableProvider, DataSourceReg
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
     CaseInsensitiveStringMap opts = withSession(options);
-    return python.inferSchema(NativePlan.wanted(opts) ? NativePlan.request(opts, "schema") : opts);
+    return python.inferSchema(NativePlan.wanted(opts) ? NativePlan.request(opts) : opts);
   }
 
   @Override
@@ -64,23 +65,7 @@ public final class GravelerTableProvider implements TableProvider, DataSourceReg
     NativePlan plan = NativePlan.carriedBy(schema); // null: a user schema, or a write
     StructType visible = plan == null ? schema : plan.schema;
     Table table = python.getTable(visible, new Transform[0], props);
-    return new GravelerTable(table, partitioning, visible, plan, GravelerTableProvider::planFor);
-  }
-
-  /**
-   * The plan of a read whose schema the user gave (Spark did not call {@link #inferSchema}):
-   * asked of a Python source of its own, so the one serving a fallback read is untouched.
-   * {@link NativePlan#NONE} when the read is not for Spark's Parquet reader.
-   */
-  static NativePlan planFor(CaseInsensitiveStringMap options) {
-    CaseInsensitiveStringMap opts = withSession(options);
-    if (!NativePlan.wanted(opts)) {
-      return NativePlan.NONE;
-    }
-    PythonDataSourceV2 planner = new PythonDataSourceV2();
-    planner.setShortName(NAME);
-    NativePlan plan = NativePlan.carriedBy(planner.inferSchema(NativePlan.request(opts, "files")));
-    return plan == null ? NativePlan.NONE : plan;
+    return new GravelerTable(table, partitioning, visible, plan);
   }
 
   /** {@code options} plus the session settings the Python data source cannot see. */

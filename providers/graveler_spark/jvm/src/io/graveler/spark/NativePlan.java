@@ -39,8 +39,9 @@ import org.apache.spark.unsafe.types.UTF8String;
  * PlannedFileIndex}; without one (CSV / JSON, a namespace the JVM cannot open, the option
  * {@code nativeReads=false}) the Python reader serves them.
  *
- * <p>The plan arrives in the schema the Python side returns: its first field, {@link #FIELD},
- * carries the plan's JSON in its metadata. {@link #carriedBy} takes it off again.
+ * <p>The plan arrives in the schema the Python side infers ({@code inferSchema}): its first
+ * field, {@link #FIELD}, carries the plan's JSON in its metadata. {@link #carriedBy} takes it
+ * off again. A read given a schema ({@code .schema(...)}) has no inferred schema, so no plan.
  */
 final class NativePlan {
   static final String FIELD = "__graveler_plan";
@@ -50,19 +51,15 @@ final class NativePlan {
   private static final String S3A = "org.apache.hadoop.fs.s3a.S3AFileSystem";
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** The plan said the Python reader must serve the read. */
-  static final NativePlan NONE = new NativePlan(null, null, List.of(), null);
-
   final StructType schema; // what Spark sees: the returned schema without the plan's field
   private final JsonNode doc;
   private final List<StructField> partitionFields;
   private PlannedFileIndex index; // built on first use, then shared by every scan
 
-  private NativePlan(StructType schema, JsonNode doc, List<StructField> parts, PlannedFileIndex index) {
+  private NativePlan(StructType schema, JsonNode doc, List<StructField> parts) {
     this.schema = schema;
     this.doc = doc;
     this.partitionFields = parts;
-    this.index = index;
   }
 
   boolean isNative() {
@@ -76,10 +73,10 @@ final class NativePlan {
     return "parquet".equals(format) && !Arrays.asList("false", "0", "no").contains(forced);
   }
 
-  /** {@code options} plus the request for a plan ({@code schema} or {@code files} mode). */
-  static CaseInsensitiveStringMap request(CaseInsensitiveStringMap options, String mode) {
+  /** {@code options} plus the request for a plan. */
+  static CaseInsensitiveStringMap request(CaseInsensitiveStringMap options) {
     Map<String, String> out = new HashMap<>(options.asCaseSensitiveMap());
-    out.put(PLAN_OPTION, mode);
+    out.put(PLAN_OPTION, "true");
     out.put(SCHEMES_OPTION, s3aLoads() ? "file,s3" : "file");
     return new CaseInsensitiveStringMap(out);
   }
@@ -111,26 +108,13 @@ final class NativePlan {
     }
     StructType rest = new StructType(Arrays.copyOfRange(fields, 1, fields.length));
     if (!doc.path("native").asBoolean(false)) {
-      return new NativePlan(rest, null, List.of(), null);
+      return new NativePlan(rest, null, List.of());
     }
     List<StructField> parts = new ArrayList<>();
     for (JsonNode c : doc.path("columns")) {
       parts.add(rest.apply(c.asText()));
     }
-    return new NativePlan(rest, doc, parts, null);
-  }
-
-  /** Whether a read whose (user-given) schema is {@code table} can use this plan: every
-   * partition column it names has the type the plan's values have. */
-  boolean fits(StructType table) {
-    for (StructField p : partitionFields) {
-      for (StructField f : table.fields()) {
-        if (f.name().equalsIgnoreCase(p.name()) && !f.dataType().sameType(p.dataType())) {
-          return false;
-        }
-      }
-    }
-    return true;
+    return new NativePlan(rest, doc, parts);
   }
 
   /** Spark's Parquet scan of the planned files, for a table whose schema is {@code table}. */
