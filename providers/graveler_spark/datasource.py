@@ -44,6 +44,7 @@ from graveler_spark.plan import (
     PLAN_OPTION,
     SCHEMES_OPTION,
     encode_plan,
+    spark_readable,
     with_plan,
 )
 from graveler_spark.reader import (
@@ -59,6 +60,7 @@ from graveler_spark.write_options import write_options
 from graveler_spark.writer import GravelerWriter
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql.types import StructType
 
     from graveler import Branch, Repository
@@ -96,12 +98,12 @@ class GravelerDataSource(DataSource):
         inferred = from_arrow_schema(arrow, prefer_timestamp_ntz=True)
         if PLAN_OPTION not in self.options:
             return inferred
-        return with_plan(inferred, self._plan(snapshot))
+        return with_plan(inferred, self._plan(snapshot, arrow))
 
-    def _plan(self, snapshot: Snapshot) -> dict[str, Any]:
+    def _plan(self, snapshot: Snapshot, arrow: pa.Schema) -> dict[str, Any]:
         """The native read plan the JVM shim asked for (:mod:`graveler_spark.plan`)."""
         schemes = (self.options.get(SCHEMES_OPTION) or "").split(",")
-        if self._format().name != "parquet":
+        if self._format().name != "parquet" or not spark_readable(arrow):
             return {"native": False}
         return encode_plan(snapshot, self._target(), [s.strip() for s in schemes if s.strip()])
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from graveler_spark.storage import store_for
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql.types import StructField, StructType
 
     from graveler_spark.options import Target
@@ -69,6 +70,24 @@ def file_uri(namespace: str, address: str, schemes: Iterable[str]) -> str | None
 def _hidden(name: str) -> bool:
     """Names Spark's file index would skip as not data (it looks at the physical name)."""
     return name.startswith(".") or (name.startswith("_") and "=" not in name)
+
+
+def spark_readable(schema: pa.Schema) -> bool:
+    """Whether native reads may serve ``schema`` (the inferred Arrow schema). Not with any
+    nanosecond timestamp: pyarrow reads TIMESTAMP(NANOS) columns, which Spark's reader
+    refuses, and INT96 ones (Spark's own default encoding) as ``timestamp[ns]``, typed
+    ``timestamp_ntz`` here; Spark reads INT96 as ``timestamp_ntz`` too, but whether its
+    values match the Python reader's in every session time zone is unchecked, so both keep
+    the Python reader."""
+    return not any(_has_nanos(f.type) for f in schema)
+
+
+def _has_nanos(kind: pa.DataType) -> bool:
+    import pyarrow.types as t
+
+    if t.is_timestamp(kind):
+        return bool(kind.unit == "ns")
+    return any(_has_nanos(kind.field(i).type) for i in range(kind.num_fields))
 
 
 def encode_value(value: Any) -> Any:

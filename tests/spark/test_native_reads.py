@@ -161,3 +161,17 @@ def test_csv_a_user_schema_and_the_option_keep_the_python_reader(spark, lake: La
     typed = narrowed.load(lake.uri("main", "p"))  # the Python reader converts as asked
     assert not _native(typed) and _rows(typed) == [(1,), (2,)]
     assert _native(_read(spark, lake, "main", "p"))
+
+
+def test_nanosecond_timestamps_keep_the_python_reader(spark, lake: Lake) -> None:
+    """pyarrow reads INT96 (Spark's default timestamp encoding) and TIMESTAMP(NANOS) as
+    ``timestamp[ns]`` (see ``graveler_spark.plan.spark_readable``)."""
+    from graveler_spark import write_native
+
+    stamps = spark.sql("SELECT 1L AS id, TIMESTAMP'2024-01-01 10:00:00' AS t")
+    write_native(stamps, lake.uri("main", "int96"), client=lake.gv)
+    nanos = pa.table({"t": pa.array([1_700_000_000_000_000_000], pa.timestamp("ns"))})
+    lake.repo.put("main", "nanos/1.parquet", _parquet(nanos))
+    for path in ("int96", "nanos"):
+        df = _read(spark, lake, "main", path)
+        assert not _native(df) and df.count() == 1
