@@ -4,12 +4,16 @@
     df.write.format("graveler").mode("append").save("graveler://lake/etl-42/tables/events")
 
 Read options: ``format`` (parquet | csv | json), ``mergeSchema``, ``basePath``,
-``split_bytes``, ``batch_rows``, ``header`` / ``delimiter`` (CSV). Write options: ``format``
-(parquet | csv | json), ``partitionBy`` (comma-separated columns; what ``.partitionBy()``
-sets when the JVM shim is loaded), ``partitionOverwriteMode`` (static | dynamic),
-``commit_message``, ``commit_metadata`` (a JSON object of strings), ``object_metadata`` (a JSON
-object of strings set as user metadata on every object written), ``compression`` (Parquet
-codec, default snappy), ``max_records_per_file``, ``header`` / ``delimiter`` (CSV).
+``split_bytes``, ``batch_rows``, ``header`` / ``delimiter`` (CSV), ``nativeReads`` (with the
+JVM shim loaded, Parquet reads with an inferred schema are planned here and read by Spark's own
+Parquet scan: :mod:`graveler_spark.plan`; ``false`` keeps this module's reader).
+
+Write options: ``format`` (parquet | csv | json), ``partitionBy`` (comma-separated columns;
+what ``.partitionBy()`` sets when the JVM shim is loaded), ``partitionOverwriteMode`` (static |
+dynamic), ``commit_message``, ``commit_metadata`` (a JSON object of strings),
+``object_metadata`` (a JSON object of strings set as user metadata on every object written),
+``compression`` (Parquet codec, default snappy), ``max_records_per_file``, ``header`` /
+``delimiter`` (CSV).
 Connection options (``database_url``, ``home``, ``store.*``) are described in
 :mod:`graveler_spark.options`.
 

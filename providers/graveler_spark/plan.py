@@ -17,7 +17,8 @@ The JSON document (:func:`encode_plan`)::
 
 ``native`` is false (and nothing else is sent) when the physical files are somewhere the JVM
 cannot open: then the shim uses the Python reader. Partition values are sent as Spark holds
-them internally: integers and doubles as numbers, strings as strings, decimals as decimal
+them internally: integers and doubles as numbers (``"NaN"``, ``"Infinity"`` and
+``"-Infinity"`` as strings), strings as strings, decimals as decimal
 strings, dates as days since 1970-01-01, timestamps as microseconds since the epoch (UTC).
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import os
 from collections.abc import Iterable
 from decimal import Decimal
@@ -93,6 +95,8 @@ def _has_nanos(kind: pa.DataType) -> bool:
 def encode_value(value: Any) -> Any:
     """A typed partition value (as :mod:`graveler_spark.partitions` types it) in JSON, as
     Spark holds it internally (see the module docstring)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, Decimal):

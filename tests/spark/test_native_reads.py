@@ -58,6 +58,8 @@ def test_partition_values_are_typed_and_escaped_as_the_python_reader_does(
         "t/k=2/d=2024-01-03/s=x%3Dy z/f.parquet": [4],
         "u/ts=2024-01-01 10%3A00%3A00/f.parquet": [5],
         "u/ts=2024-01-02 00%3A00%3A00.5/f.parquet": [6],
+        "v/x=1e400/f.parquet": [7],  # a double partition value that is infinite
+        "v/x=-2.5/f.parquet": [8],
     }
     for key, ids in layout.items():
         repo.put("main", key, _parquet(pa.table({"id": pa.array(ids, pa.int64())})))
@@ -69,6 +71,8 @@ def test_partition_values_are_typed_and_escaped_as_the_python_reader_does(
     assert {r.s for r in t.collect()} == {"a/b", None, "x=y z"}
     u = _same_as_python(spark, lake, "main", "u")
     assert u.schema.simpleString() == "struct<id:bigint,ts:timestamp>"
+    v = _same_as_python(spark, lake, "main", "v")
+    assert sorted(r.x for r in v.collect()) == [-2.5, float("inf")]
     base = lake.uri("main", "t")
     one = _same_as_python(spark, lake, "main", "t/k=1", basePath=base)
     assert [(r.id, r.k, r.s) for r in one.orderBy("id").collect()] == [(1, 1, "a/b"), (2, 1, "a/b")]

@@ -175,7 +175,7 @@ final class NativePlan {
       return v.longValue();
     }
     if (type instanceof DoubleType) {
-      return v.doubleValue();
+      return v.isTextual() ? Double.parseDouble(v.asText()) : v.doubleValue();
     }
     if (type instanceof DecimalType d) {
       return Decimal.apply(new BigDecimal(v.asText()), d.precision(), d.scale());
