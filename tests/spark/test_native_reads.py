@@ -141,6 +141,7 @@ def test_reads_by_branch_tag_and_commit_see_their_pinned_files(spark, lake: Lake
     repo.commit("main", "two")
     assert by_branch.count() == 2 and _native(by_branch)  # pinned when it was defined
     assert _same_as_python(spark, lake, "main", "t").count() == 3
+    assert _rows(_same_as_python(spark, lake, "main", "t/2.parquet")) == [(3,)]  # one object
     for ref in ("v1", first, "main~1"):
         assert sorted(r.id for r in _same_as_python(spark, lake, ref, "t").collect()) == [1, 2]
     repo.put("main", "t/3.parquet", _parquet(pa.table({"id": [4]})))  # staged, not committed
@@ -165,6 +166,8 @@ def test_csv_a_user_schema_and_the_option_keep_the_python_reader(spark, lake: La
     typed = narrowed.load(lake.uri("main", "p"))  # the Python reader converts as asked
     assert not _native(typed) and _rows(typed) == [(1,), (2,)]
     assert _native(_read(spark, lake, "main", "p"))
+    with pytest.raises(Exception, match="option 'nativeReads' must be true or false"):
+        _read(spark, lake, "main", "p", nativeReads="sometimes")
 
 
 def test_nanosecond_timestamps_keep_the_python_reader(spark, lake: Lake) -> None:

@@ -66,10 +66,19 @@ final class NativePlan {
     return doc != null;
   }
 
-  /** Whether to ask for a plan: a Parquet read (the default format) not forced to Python. */
+  /**
+   * Whether to ask for a plan: a Parquet read (the default format) not forced to Python.
+   * Raises IllegalArgumentException when {@code nativeReads} is not a boolean (the values the
+   * Python side's options accept).
+   */
   static boolean wanted(CaseInsensitiveStringMap options) {
     String format = options.getOrDefault("format", "parquet").trim().toLowerCase(Locale.ROOT);
-    String forced = options.getOrDefault(NATIVE_OPTION, "true").trim().toLowerCase(Locale.ROOT);
+    String raw = options.getOrDefault(NATIVE_OPTION, "true");
+    String forced = raw.trim().toLowerCase(Locale.ROOT);
+    if (!Arrays.asList("true", "1", "yes", "false", "0", "no").contains(forced)) {
+      throw new IllegalArgumentException(
+          "option '" + NATIVE_OPTION + "' must be true or false, got '" + raw + "'");
+    }
     return "parquet".equals(format) && !Arrays.asList("false", "0", "no").contains(forced);
   }
 
