@@ -36,7 +36,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * A read planned on the driver by the Python data source ({@code graveler_spark.plan}): the
  * pinned commit, the partition columns and the physical files of every partition. Reads with a
  * plan are served by Spark's own Parquet scan ({@link #scanBuilder}) over a {@link
- * PlannedFileIndex}; without one (CSV / JSON, a namespace the JVM cannot open, the option
+ * PlannedFileIndex}; without one (CSV / JSON, a namespace the JVM cannot open, nanosecond
+ * timestamps, the option
  * {@code nativeReads=false}) the Python reader serves them.
  *
  * <p>The plan arrives in the schema the Python side infers ({@code inferSchema}): its first
