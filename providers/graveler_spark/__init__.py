@@ -18,7 +18,8 @@ Registration: installing the package makes the format available to every Spark s
 PySpark's static lookup of top-level ``pyspark_*`` modules exposing ``DefaultSource`` (our
 ``pyspark_graveler``). :func:`register` registers explicitly, can bind connection defaults,
 and turns filter pushdown on; the JVM shim (:func:`shim_jar`, :func:`load_shim`) makes
-``.partitionBy()`` work.
+``.partitionBy()`` work and reads Parquet with Spark's own scan over the files the data source
+planned (:mod:`graveler_spark.plan`; option ``nativeReads=false`` keeps the Python reader).
 """
 
 from __future__ import annotations

@@ -4,12 +4,16 @@
     df.write.format("graveler").mode("append").save("graveler://lake/etl-42/tables/events")
 
 Read options: ``format`` (parquet | csv | json), ``mergeSchema``, ``basePath``,
-``split_bytes``, ``batch_rows``, ``header`` / ``delimiter`` (CSV). Write options: ``format``
-(parquet | csv | json), ``partitionBy`` (comma-separated columns; what ``.partitionBy()``
-sets when the JVM shim is loaded), ``partitionOverwriteMode`` (static | dynamic),
-``commit_message``, ``commit_metadata`` (a JSON object of strings), ``object_metadata`` (a JSON
-object of strings set as user metadata on every object written), ``compression`` (Parquet
-codec, default snappy), ``max_records_per_file``, ``header`` / ``delimiter`` (CSV).
+``split_bytes``, ``batch_rows``, ``header`` / ``delimiter`` (CSV), ``nativeReads`` (with the
+JVM shim loaded, Parquet reads with an inferred schema are planned here and read by Spark's own
+Parquet scan: :mod:`graveler_spark.plan`; ``false`` keeps this module's reader).
+
+Write options: ``format`` (parquet | csv | json), ``partitionBy`` (comma-separated columns;
+what ``.partitionBy()`` sets when the JVM shim is loaded), ``partitionOverwriteMode`` (static |
+dynamic), ``commit_message``, ``commit_metadata`` (a JSON object of strings),
+``object_metadata`` (a JSON object of strings set as user metadata on every object written),
+``compression`` (Parquet codec, default snappy), ``max_records_per_file``, ``header`` /
+``delimiter`` (CSV).
 Connection options (``database_url``, ``home``, ``store.*``) are described in
 :mod:`graveler_spark.options`.
 
@@ -40,6 +44,13 @@ from graveler.errors import BranchNotFound, InvalidArgument
 from graveler_spark.formats import ReadFormat
 from graveler_spark.job import WriteJob, new_job_id
 from graveler_spark.options import FORMAT_NAME, Target, flag, integer, parse_target
+from graveler_spark.plan import (
+    PLAN_OPTION,
+    SCHEMES_OPTION,
+    encode_plan,
+    spark_readable,
+    with_plan,
+)
 from graveler_spark.reader import (
     DEFAULT_SPLIT_BYTES,
     GravelerReader,
@@ -53,6 +64,7 @@ from graveler_spark.write_options import write_options
 from graveler_spark.writer import GravelerWriter
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql.types import StructType
 
     from graveler import Branch, Repository
@@ -77,7 +89,9 @@ class GravelerDataSource(DataSource):
 
     def schema(self) -> StructType:
         """Inferred from the first object's Parquet footer (or CSV / JSON contents), all
-        fields nullable, then the partition columns discovered from the keys."""
+        fields nullable, then the partition columns discovered from the keys. When the JVM
+        shim asks (option ``__plan``), a first field carries the native read plan
+        (:mod:`graveler_spark.plan`)."""
         from pyspark.sql.pandas.types import from_arrow_schema
 
         snapshot = self._snapshot()
@@ -85,7 +99,17 @@ class GravelerDataSource(DataSource):
         merge = flag(self.options, "mergeSchema", False)
         arrow = infer_schema(snapshot, self._format(), self._store_options(), merge, target.uri)
         self._inferred = True
-        return from_arrow_schema(arrow, prefer_timestamp_ntz=True)
+        inferred = from_arrow_schema(arrow, prefer_timestamp_ntz=True)
+        if PLAN_OPTION not in self.options:
+            return inferred
+        return with_plan(inferred, self._plan(snapshot, arrow))
+
+    def _plan(self, snapshot: Snapshot, arrow: pa.Schema) -> dict[str, Any]:
+        """The native read plan the JVM shim asked for (:mod:`graveler_spark.plan`)."""
+        schemes = (self.options.get(SCHEMES_OPTION) or "").split(",")
+        if self._format().name != "parquet" or not spark_readable(arrow):
+            return {"native": False}
+        return encode_plan(snapshot, self._target(), [s.strip() for s in schemes if s.strip()])
 
     def reader(self, schema: StructType) -> DataSourceReader:
         split = integer(self.options, "split_bytes", DEFAULT_SPLIT_BYTES, minimum=1)

@@ -73,8 +73,9 @@ def shim_jar() -> str | None:
     """The path of the JVM shim jar shipped with this package (None when it was not built).
 
     With it on the driver's class path, ``df.write.format("graveler").partitionBy(...)``
-    works and the session's ``partitionOverwriteMode`` and pushdown settings reach the data
-    source. Put it there when building the session::
+    works, the session's ``partitionOverwriteMode`` and pushdown settings reach the data
+    source, and Parquet reads are read by Spark's own scan over the files the data source
+    planned (:mod:`graveler_spark.plan`). Put it there when building the session::
 
         SparkSession.builder.config("spark.jars", graveler_spark.shim_jar())
 

@@ -42,10 +42,11 @@ def test_csv_and_json_by_option_skipping_markers(spark, lake: Lake) -> None:
 def test_a_large_parquet_object_is_split_by_row_groups(spark, lake: Lake) -> None:
     table = pa.table({"id": pa.array(range(40_000), pa.int64())})
     lake.repo.put("main", "big/part.parquet", _parquet(table, row_group_size=10_000))
-    df = _reader(spark, lake).option("split_bytes", "1").load(lake.uri("main", "big"))
+    python = _reader(spark, lake).option("nativeReads", "false")  # split_bytes is its option
+    df = python.option("split_bytes", "1").load(lake.uri("main", "big"))
     assert df.rdd.getNumPartitions() == 4
     assert df.agg({"id": "sum"}).first()[0] == sum(range(40_000))
-    whole = _reader(spark, lake).load(lake.uri("main", "big"))
+    whole = _reader(spark, lake).option("nativeReads", "false").load(lake.uri("main", "big"))
     assert whole.rdd.getNumPartitions() == 1
 
 

@@ -109,21 +109,27 @@ def test_pushdown_prunes_partitions_and_skips_row_groups(spark, lake: Lake) -> N
     lake.repo.put("main", "p/k=2/broken.parquet", b"not parquet at all, never opened")
     _corrupt_row_group(lake, "p/k=1/a.parquet", 0)  # ids 0..999
     query = "k = 1 AND id >= 1500"
+    # the Python reader (the shim's native reads are Spark's scan, which always prunes)
+    python = {"nativeReads": "false"}
     # Spark's defaults: no pushdown, and reads still work (the plain reader has no pushFilters)
     with pytest.raises(Exception):  # noqa: B017 (the broken file is opened without pushdown)
-        _read(spark, lake, "main", "p").filter(query).count()
+        _read(spark, lake, "main", "p", **python).filter(query).count()
     session = spark.newSession()
     graveler_spark.activate(session)  # Spark resolves the format in the active session
     try:
         graveler_spark.register(session, home=str(lake.gv.home), database_url=lake.gv.database_url)
         assert session.conf.get(graveler_spark.PUSHDOWN_SETTING) == "true"
-        pushed = session.read.format("graveler").load(lake.uri("main", "p")).filter(query)
+        reader = session.read.format("graveler").options(**python)
+        pushed = reader.load(lake.uri("main", "p")).filter(query)
         assert pushed.count() == 500
         assert pushed.agg(F.min("id")).first()[0] == 1500
         with pytest.raises(Exception):  # noqa: B017 (row group 0 holds ids below 1500)
-            session.read.format("graveler").load(lake.uri("main", "p")).filter("k = 1").count()
+            reader.load(lake.uri("main", "p")).filter("k = 1").count()
     finally:
         graveler_spark.activate(spark)
+    # native reads: Spark's own scan prunes k=2 and skips row group 0, with Spark's defaults
+    native = _read(spark, lake, "main", "p").filter(query)
+    assert native.count() == 500 and native.agg(F.min("id")).first()[0] == 1500
 
 
 def test_register_picks_the_reader_spark_allows(lake: Lake) -> None:
@@ -197,8 +203,11 @@ def test_schema_evolution_as_sparks_parquet_source(spark, lake: Lake) -> None:
     with pytest.raises(Exception, match=r"cannot merge column 'x': int32 .* and int64"):
         _read(spark, lake, "main", "c", mergeSchema="true").collect()
     # without mergeSchema: the first file's int reads the second file's long? Spark refuses
-    # to narrow, and so do we; a smaller type in a later file is widened.
+    # to narrow, and so do we; a smaller type in a later file is widened. The Python reader
+    # names the object; Spark's scan (native reads, with the shim) names the physical file.
     with pytest.raises(Exception, match=r"column 'x' is int64 in 'c/2\.parquet'"):
+        _read(spark, lake, "main", "c", nativeReads="false").collect()
+    with pytest.raises(Exception, match=r"PARQUET_COLUMN_DATA_TYPE_MISMATCH.*column \[x\]"):
         _read(spark, lake, "main", "c").collect()
     put("main", "w/1.parquet", _parquet(pa.table({"x": pa.array([1], pa.int64())})))
     put("main", "w/2.parquet", _parquet(pa.table({"x": pa.array([2], pa.int32())})))

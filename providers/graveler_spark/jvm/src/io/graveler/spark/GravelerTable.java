@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
+import org.apache.spark.sql.SparkSession;
+
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
@@ -19,14 +21,24 @@ import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** The Python table, declaring the partitioning the writer asked for. */
+/**
+ * The Python table, declaring the partitioning the writer asked for; reads with a native plan
+ * go to Spark's Parquet scan instead (see {@link NativePlan}).
+ *
+ * <p>The plan is pinned for the table's life (one DataFrame): every query of it reads the same
+ * files.
+ */
 final class GravelerTable implements SupportsRead, SupportsWrite {
   private final Table python;
   private final Transform[] partitioning;
+  private final StructType schema;
+  private final NativePlan plan; // null: the Python reader reads (and every write writes)
 
-  GravelerTable(Table python, Transform[] partitioning) {
+  GravelerTable(Table python, Transform[] partitioning, StructType schema, NativePlan plan) {
     this.python = python;
     this.partitioning = partitioning;
+    this.schema = schema;
+    this.plan = plan;
   }
 
   @Override
@@ -36,7 +48,7 @@ final class GravelerTable implements SupportsRead, SupportsWrite {
 
   @Override
   public StructType schema() {
-    return python.schema();
+    return schema;
   }
 
   @Override
@@ -51,6 +63,9 @@ final class GravelerTable implements SupportsRead, SupportsWrite {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    if (plan != null && plan.isNative()) {
+      return plan.scanBuilder(SparkSession.active(), schema, options);
+    }
     return ((SupportsRead) python).newScanBuilder(GravelerTableProvider.withSession(options));
   }
 

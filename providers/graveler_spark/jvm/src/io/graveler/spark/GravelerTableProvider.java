@@ -21,8 +21,14 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * declares, and a Python data source cannot declare any. This provider accepts the partitioning
  * the writer asks for, declares it on the table, and hands it to the Python writer as the
  * {@code partitionBy} option. It also passes the session settings the Python side cannot read
- * (partition overwrite mode, filter pushdown, the default parallelism) as options. Everything
- * else is the Python source.
+ * (partition overwrite mode, filter pushdown, the default parallelism) as options.
+ *
+ * <p>Reads of Parquet (the default format) from a namespace this JVM can open are planned by
+ * the Python source on the driver and read by Spark's own Parquet scan ({@link NativePlan}):
+ * Spark's partition pruning, filter pushdown, column pruning and vectorized reader. CSV, JSON,
+ * S3 without S3A on the class path and the option {@code nativeReads=false} keep the Python
+ * reader; so does a read given a schema ({@code .schema(...)}, which the Python reader converts
+ * to as asked where Spark's would refuse), and every write.
  */
 public final class GravelerTableProvider implements TableProvider, DataSourceRegister {
   public static final String NAME = "graveler";
@@ -40,9 +46,12 @@ public final class GravelerTableProvider implements TableProvider, DataSourceReg
     return NAME;
   }
 
+  /** The Python source's schema; for a Parquet read, with the native read plan in its first
+   * field (taken off again by {@link #getTable}). */
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
-    return python.inferSchema(withSession(options));
+    CaseInsensitiveStringMap opts = withSession(options);
+    return python.inferSchema(NativePlan.wanted(opts) ? NativePlan.request(opts) : opts);
   }
 
   @Override
@@ -53,8 +62,10 @@ public final class GravelerTableProvider implements TableProvider, DataSourceReg
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
     Map<String, String> props = withSession(new CaseInsensitiveStringMap(properties));
-    Table table = python.getTable(schema, new Transform[0], props);
-    return new GravelerTable(table, partitioning);
+    NativePlan plan = NativePlan.carriedBy(schema); // null: a user schema, or a write
+    StructType visible = plan == null ? schema : plan.schema;
+    Table table = python.getTable(visible, new Transform[0], props);
+    return new GravelerTable(table, partitioning, visible, plan);
   }
 
   /** {@code options} plus the session settings the Python data source cannot see. */
