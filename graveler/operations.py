@@ -127,7 +127,7 @@ def commit(
     validate.text(message, "commit message")
     meta = validate.metadata(metadata)
     who = _committer(committer)
-    view = repo.staging.branch_view(repo.name, branch)
+    view = repo.staging.branch_view(repo.name, branch, entries=False)
     if view.branch.protected:
         raise ProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
     if view.clean and not allow_empty:

@@ -155,9 +155,10 @@ class StagingStore(Protocol):
 
     def count_staged(self, token: str) -> int: ...
 
-    def branch_view(self, repo: str, branch: str) -> BranchView:
-        """The branch and its staged entries as of now (see the module docstring). Raises
-        BranchNotFound."""
+    def branch_view(self, repo: str, branch: str, *, entries: bool = True) -> BranchView:
+        """The branch and its staged entries as of now (see the module docstring). With
+        ``entries=False`` the caller only needs the branch and whether it is clean: a store
+        may then skip loading the entries into memory. Raises BranchNotFound."""
         ...
 
     def drop_tokens(self, tokens: Sequence[str], prefix: bytes = b"") -> None:

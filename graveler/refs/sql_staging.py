@@ -41,11 +41,12 @@ class SqlStagingStore:
             db, lambda token, start, prefix: self.iter_staged(token, start, prefix)
         )
 
-    def branch_view(self, repo: str, branch: str) -> SqlBranchView:
+    def branch_view(self, repo: str, branch: str, *, entries: bool = True) -> SqlBranchView:
         """The branch row and its staged entries, read together (see
-        :mod:`graveler.refs.sql_views`; cached on SQLite while nothing is committed).
-        Raises BranchNotFound."""
-        return self._views.get(repo, branch)
+        :mod:`graveler.refs.sql_views`; cached on SQLite while nothing is committed). With
+        ``entries=False`` a view not cached is read without loading its entries (and not
+        kept): what a commit needs before it seals. Raises BranchNotFound."""
+        return self._views.get(repo, branch, eager=entries)
 
     def stage(self, repo: str, branch: str, entries: Iterable[StagedEntry]) -> str:
         """Write ``entries`` under the branch's current staging token in one transaction and

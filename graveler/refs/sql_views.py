@@ -134,7 +134,10 @@ class ViewCache:
         self._views: dict[tuple[str, str], tuple[object, int, SqlBranchView]] = {}
         self._probe: Callable[[], object] | None = None
 
-    def get(self, repo: str, name: str) -> SqlBranchView:
+    def get(self, repo: str, name: str, *, eager: bool = True) -> SqlBranchView:
+        """The branch's view: the cached one while nothing changed, else read again (and
+        kept, with up to STAGED_IN_MEMORY entries loaded). Not ``eager``: a view that is
+        not cached is read without its entries and not kept."""
         probe = self._probe
         if probe is None:
             marker = self._db.changes()
@@ -145,6 +148,8 @@ class ViewCache:
         hit = self._views.get((repo, name))
         if hit is not None and hit[1] == local and hit[0] == stamp:
             return hit[2]
+        if not eager:
+            return read_view(self._db, self._iter, repo, name, eager=0)
         view = read_view(self._db, self._iter, repo, name, eager=STAGED_IN_MEMORY)
         if len(self._views) >= VIEW_CACHE_SIZE:
             self._views.clear()
