@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -94,7 +95,7 @@ class Database:
         self._changes: ChangeMarker | None = None
         self._changes_lock = threading.Lock()
         self._direct = threading.local()
-        self._direct_all: list[sqlite3.Connection] = []
+        self._direct_all: weakref.WeakSet[_Direct] = weakref.WeakSet()
 
     @property
     def is_postgres(self) -> bool:
@@ -134,13 +135,14 @@ class Database:
         Closed by :meth:`close`."""
         if self._sqlite_path is None:
             return None
-        conn: sqlite3.Connection | None = getattr(self._direct, "conn", None)
-        if conn is None or self._direct.pid != os.getpid():
-            conn = _direct_sqlite(self._sqlite_path, self._busy_timeout)
-            self._direct.conn, self._direct.pid = conn, os.getpid()
+        held: _Direct | None = getattr(self._direct, "held", None)
+        if held is None or held.pid != os.getpid():
+            held = self._direct.held = _Direct(
+                _direct_sqlite(self._sqlite_path, self._busy_timeout)
+            )
             with self._changes_lock:
-                self._direct_all.append(conn)
-        return conn
+                self._direct_all.add(held)
+        return held.conn
 
     def changes(self) -> ChangeMarker | None:
         """SQLite: the marker of commits by other connections and processes
@@ -161,9 +163,8 @@ class Database:
         if self._changes is not None:
             self._changes.close()
         with self._changes_lock:
-            for conn in self._direct_all:
-                with suppress(sqlite3.Error):
-                    conn.close()
+            for held in list(self._direct_all):
+                held.close()
             self._direct_all.clear()
         self.engine.dispose()
 
@@ -187,11 +188,32 @@ def redact_url(url: object) -> str:
     return config.redact_url(text)
 
 
+class _Direct:
+    """A thread's direct connection: closed when the thread ends (its thread-local slot lets
+    go of this holder) or when the Database closes, whichever comes first."""
+
+    __slots__ = ("__weakref__", "conn", "pid")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn, self.pid = conn, os.getpid()
+
+    def close(self) -> None:
+        with suppress(sqlite3.Error):
+            self.conn.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
 def _direct_sqlite(path: str, busy_timeout: float) -> sqlite3.Connection:
     """A connection to the database file at ``path`` with graveler's settings: autocommit
     (BEGIN is ours), WAL, foreign keys, ``busy_timeout``, ``synchronous=NORMAL``."""
-    conn = sqlite3.connect(
-        path, timeout=busy_timeout, isolation_level=None, uri=path.startswith("file:")
+    conn = sqlite3.connect(  # used by one thread; closed by another at the end (close())
+        path,
+        timeout=busy_timeout,
+        isolation_level=None,
+        uri=path.startswith("file:"),
+        check_same_thread=False,
     )
     for pragma in (
         f"busy_timeout = {int(busy_timeout * 1000)}",

@@ -6,8 +6,10 @@ means for a killed process: every acknowledged write is still there."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
+import pytest
 from sqlalchemy import event
 
 from graveler.model import StagedEntry
@@ -68,3 +70,44 @@ def test_a_single_put_is_staged_relaxed_too(tmp_path: Path) -> None:
     assert seen == [1, 1]  # NORMAL for both stagings
     assert levels == [2]  # the branch move, through SQLAlchemy: FULL
     store.close()
+
+
+def test_direct_connections_end_with_their_thread_or_the_store(tmp_path: Path) -> None:
+    """Each thread stages small calls on a connection of its own, outside the pool: it is
+    closed when the thread ends (a server with a thread per request leaks none) and by
+    close() for threads still running."""
+    import gc
+    import threading
+
+    store = SqlMetadataStore(f"sqlite:///{tmp_path / 'refs.db'}")
+    new_repository(store)
+    db = store._db
+
+    def put(n: int) -> None:
+        store.stage("repo", "main", [StagedEntry(b"t%d" % n, b"i", b"v")])
+
+    for n in range(5):
+        worker = threading.Thread(target=put, args=(n,))
+        worker.start()
+        worker.join()
+    gc.collect()
+    assert len(db._direct_all) == 0  # every thread's connection went with it
+    put(99)
+    running, stop = threading.Event(), threading.Event()
+
+    def holds_on() -> None:
+        put(100)
+        running.set()
+        stop.wait(30)
+
+    other = threading.Thread(target=holds_on)
+    other.start()
+    running.wait(30)
+    held = list(db._direct_all)
+    assert len(held) == 2  # this thread's and the running one's
+    store.close()
+    stop.set()
+    other.join()
+    for h in held:
+        with pytest.raises(sqlite3.ProgrammingError):  # closed, whichever thread it served
+            h.conn.execute("SELECT 1")
