@@ -50,6 +50,9 @@ SYNC_OPTION = "graveler_sqlite_synchronous"
 
 SUPPORTED_DIALECTS = ("sqlite", "postgresql")
 
+#: WAL pages after which a commit on a direct connection checkpoints (SQLite's default: 1000).
+DIRECT_CHECKPOINT_PAGES = 10_000
+
 # Page cache per SQLite connection (default 2 MiB). Bulk staging inserts keys in random order
 # into a b-tree larger than the cache; a bigger cache cut its time by about a third here.
 _SQLITE_CACHE_KIB = 32 * 1024
@@ -220,6 +223,9 @@ def _direct_sqlite(path: str, busy_timeout: float) -> sqlite3.Connection:
         "journal_mode = WAL",
         "foreign_keys = ON",
         "synchronous = NORMAL",
+        # A checkpoint (two fsyncs) after every 1,000 WAL pages cost single puts about 40%;
+        # after 10,000 pages (40 MiB of WAL at most) its cost is spread over ten times as many.
+        f"wal_autocheckpoint = {DIRECT_CHECKPOINT_PAGES}",
     ):
         conn.execute(f"PRAGMA {pragma}")
     return conn
