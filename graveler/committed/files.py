@@ -151,8 +151,8 @@ class TreeFiles:
     ) -> str:
         """Write the metarange of ``ranges`` (key order); the empty tree has ID ``""``.
         Returns once it and the ``pending`` range files are all stored and durable (the
-        first failure is raised): each file is stored durably (fsynced with its directory
-        entry) by its own background upload, so the flushes overlap."""
+        first failure is raised): the files are fsynced as they are stored, their directory
+        once for the whole tree (``ObjectStore.sync``)."""
         stored = list(pending)
         mid = EMPTY_METARANGE_ID
         if ranges:
@@ -161,8 +161,7 @@ class TreeFiles:
             mid = file_id(METARANGE_KIND, keys, values)
             stored.append(self._write_file(mid, keys, values))
             self.cache.put_decoded(mid, MetarangeData(mid, list(ranges)), 64 + 200 * len(ranges))
-        for future in stored:
-            future.result()
+        self.store.sync([future.result() for future in stored])
         return mid
 
     def _write_file(self, fid: str, keys: list[bytes], values: list[bytes]) -> Future[str]:
@@ -181,10 +180,10 @@ class TreeFiles:
         return _uploads().submit(self._publish, fid, path)
 
     def _publish(self, fid: str, path: str) -> str:
-        """Store the file (atomically and durably); returns its key."""
+        """Store the file (atomically; durable once its key is synced); returns its key."""
         key = TREE_PREFIX + fid
         try:
-            with open(path, "rb") as fh, self.store.open_writer(key) as writer:
+            with open(path, "rb") as fh, self.store.open_writer(key, durable=False) as writer:
                 while chunk := fh.read(1 << 20):
                     writer.write(chunk)
             self.cache.adopt_file(fid, path)  # the scratch file becomes the disk-tier copy

@@ -21,7 +21,7 @@ import builtins
 import os
 import stat as stat_mod
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import BinaryIO
 from urllib.parse import quote
@@ -55,6 +55,7 @@ class LocalObjectStore:
         self._checked_dirs: dict[str, tuple[int, int]] = {}  # resolved inside the root
         self._made_dirs: set[str] = set()  # directories known to exist (fresh writes skip a stat)
         self._unsynced_dirs: set[str] = set()  # holding entries of new dirs, not yet fsynced
+        self._unflushed: set[str] = set()  # keys of new files written without an fsync
 
     def __repr__(self) -> str:
         return f"LocalObjectStore({self._root!r})"
@@ -143,15 +144,27 @@ class LocalObjectStore:
             if not known:
                 self._ensure_directory(directory, durable=durable)
             try:
-                return LocalObjectWriter(key, path, fresh=fresh, durable=durable, error=error)
+                return self._writer(key, path, fresh, durable, error)
             except StorageError as exc:
                 if not known or not isinstance(exc.__cause__, FileNotFoundError):
                     raise
                 self._made_dirs.discard(directory)  # removed since: make it again
                 self._ensure_directory(directory, durable=durable)
-                return LocalObjectWriter(key, path, fresh=fresh, durable=durable, error=error)
+                return self._writer(key, path, fresh, durable, error)
         except OSError as exc:
             raise error(exc) from exc
+
+    def _writer(
+        self,
+        key: str,
+        path: str,
+        fresh: bool,
+        durable: bool,
+        error: Callable[[OSError], StorageError],
+    ) -> LocalObjectWriter:
+        return LocalObjectWriter(
+            key, path, fresh=fresh, durable=durable, error=error, unflushed=self._unflushed.add
+        )
 
     def put_fresh_batch(self, items: Sequence[tuple[str, bytes]]) -> builtins.list[ObjectInfo]:
         """Create each new, unique key of ``items`` with its bytes, as writers opened with
@@ -168,9 +181,11 @@ class LocalObjectStore:
                 mtime = write_new_file(path, data, self._directory_for)
                 created.append(path)
                 infos.append(ObjectInfo(key, len(data), from_timestamp(mtime)))
+                self._unflushed.add(key)
         except BaseException as exc:
             for path in created:
                 unlink_quietly(path)
+            self._unflushed.difference_update(info.key for info in infos)
             if isinstance(exc, OSError):
                 raise self._error("writing", key, exc) from exc
             raise
@@ -188,19 +203,28 @@ class LocalObjectStore:
     def sync(self, keys: Iterable[str]) -> None:
         """Make durable the objects that writers opened with ``durable=False`` committed under
         ``keys``, and the directories created for them: one ``syncfs`` for a large batch on
-        Linux, otherwise an fsync of each file and each directory (see
-        :func:`~graveler.objectstore.local_writer.sync_files`). Raises StorageError."""
+        Linux, otherwise an fsync of each file not flushed yet (fresh ones) and of each
+        directory involved (see :func:`~graveler.objectstore.local_writer.sync_files`).
+        Raises StorageError."""
         batch = list(keys)
         with self._lock:
             parents = list(self._unsynced_dirs)
+            unflushed = [key for key in batch if key in self._unflushed]
+
+        def plan() -> tuple[builtins.list[str], set[str]]:
+            paths = {key: self._path(key) for key in batch}
+            folders = {os.path.dirname(p) for p in paths.values()}.union(parents)
+            return [paths[key] for key in unflushed], folders
+
         try:
-            sync_files(self._root, len(batch), lambda: map(self._path, batch), parents)
+            sync_files(self._root, len(batch), plan)
         except OSError as exc:
             raise StorageError(
                 f"making {len(batch)} object(s) durable in {self.uri} failed: {exc}"
             ) from exc
-        with self._lock:
-            self._unsynced_dirs.difference_update(parents)  # only once they are on disk
+        with self._lock:  # only once they are on disk
+            self._unsynced_dirs.difference_update(parents)
+            self._unflushed.difference_update(unflushed)
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
         """Create ``key`` unless a file is there: a complete, fsynced temp file is hard-linked
@@ -242,6 +266,7 @@ class LocalObjectStore:
     def delete(self, key: str) -> None:
         """Remove ``key``; a missing key (or a directory at its path) is fine."""
         path = self._path(key)
+        self._unflushed.discard(key)
         if os.path.isdir(path):
             return
         try:

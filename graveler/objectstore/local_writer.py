@@ -25,7 +25,7 @@ import contextlib
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from graveler.errors import StorageError
@@ -101,22 +101,19 @@ def fsync_directory_async(path: str) -> Future[None]:
 SYNCFS_MIN_FILES = 32
 
 
-def sync_files(
-    root: str, count: int, paths: Callable[[], Iterable[str]], directories: Iterable[str] = ()
-) -> None:
-    """Make ``count`` files inside ``root`` and their directory entries durable, and the
-    entries held by ``directories`` (the parents of directories created unsynced).
+def sync_files(root: str, count: int, plan: Callable[[], tuple[list[str], set[str]]]) -> None:
+    """Make a batch of ``count`` new files inside ``root`` durable with what holds them.
 
     A large batch costs one ``syncfs`` of ``root``'s filesystem (its price is whatever else is
-    pending there, once); a small one, or one where ``syncfs`` is missing, an fsync of each
-    file of ``paths()`` and of each directory involved, several at a time. Raises OSError."""
+    pending there, once). A small one, or one where ``syncfs`` is missing, costs an fsync of
+    each file and then each directory of ``plan()`` (files not yet flushed, directories
+    holding their entries), several at a time. Raises OSError."""
     if count >= SYNCFS_MIN_FILES and syncfs(root):
         return
-    files = list(paths()) if count else []
+    files, folders = plan()
     pool = _file_pool()
     for future in [pool.submit(_fsync_file, p) for p in files]:
         future.result()
-    folders = {os.path.dirname(p) for p in files}.union(directories)
     for done in [fsync_directory_async(d) for d in folders]:
         done.result()
 
@@ -184,8 +181,10 @@ class LocalObjectWriter(BaseObjectWriter):
         durable: bool = True,
         exclusive: bool = False,
         error: Callable[[OSError], StorageError],
+        unflushed: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(key)
+        self._unflushed = unflushed  # told the key of a committed file left unflushed
         self._path = path
         self._fresh = fresh
         self._exclusive = exclusive
@@ -237,6 +236,8 @@ class LocalObjectWriter(BaseObjectWriter):
                 self._move_into_place()
             if self._durable and not (self._fresh and fsync_covers_new_entry(info.st_dev)):
                 fsync_directory(self._dir)
+            if not self._durable and self._fresh and self._unflushed is not None:
+                self._unflushed(self._key)
         except FileExistsError:
             raise
         except OSError as exc:

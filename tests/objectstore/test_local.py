@@ -341,3 +341,25 @@ def test_a_directory_swapped_for_a_link_after_a_write_is_refused(
     with pytest.raises(InvalidKey, match="outside"):
         store.open_writer("data/ab/4", fresh=True)
     assert list(outside.iterdir()) == []
+
+
+def test_sync_flushes_only_what_is_not_flushed_yet(
+    store: LocalObjectStore, root: Path, flushes: dict[str, list[str]]
+) -> None:
+    """A plain relaxed writer (what tree files use) fsyncs its file before the rename, so
+    ``sync`` only flushes its directory; a fresh relaxed one is flushed at ``sync``; a key
+    synced (or deleted) is not flushed again."""
+    root.mkdir()
+    store.put("t/seed", b"")
+    store.put("n/seed", b"")
+    flushes["dirs"].clear()
+    with store.open_writer("t/tree-file", durable=False) as w:
+        w.write(b"sst")
+    with store.open_writer("n/new", fresh=True, durable=False) as w:
+        w.write(b"x")
+    store.sync(["t/tree-file", "n/new"])
+    assert flushes["files"] == [str(root / "n" / "new")]
+    assert sorted(flushes["dirs"]) == [str(root / "n"), str(root / "t")]
+    flushes["files"].clear()
+    store.sync(["n/new"])
+    assert flushes["files"] == []
