@@ -33,6 +33,7 @@ from graveler.objectstore.local_writer import (
     TMP_PREFIX,
     LocalObjectWriter,
     fsync_directory,
+    make_directories,
     sync_files,
     unlink_quietly,
     write_new_file,
@@ -247,7 +248,7 @@ class LocalObjectStore:
     def _ensure_directory(self, directory: str, *, durable: bool = True) -> None:
         """Create ``directory`` and its missing parents, fsyncing each new entry's parent (or,
         when not ``durable``, leaving those parents for :meth:`sync`)."""
-        parents = _make_directories(directory)
+        parents = make_directories(directory)
         self._made_dirs.add(directory)
         if not durable:
             if parents:
@@ -393,16 +394,3 @@ def _escapes(key: str, root: str) -> InvalidKey:
         f"object key {key!r} resolves outside the store root {root} "
         "(through a symbolic link); refusing to follow it"
     )
-
-
-def _make_directories(directory: str) -> list[str]:
-    """Create ``directory`` and its missing parents; the directories that gained an entry
-    (the parents of those created), outermost first."""
-    created: list[str] = []
-    current = directory
-    while not os.path.isdir(current) and os.path.dirname(current) != current:
-        created.append(current)
-        current = os.path.dirname(current)
-    if created:
-        os.makedirs(directory, exist_ok=True)
-    return [os.path.dirname(new_dir) for new_dir in reversed(created)]

@@ -160,6 +160,19 @@ def write_new_file(path: str, data: bytes, directory: Callable[[str, bool], None
         os.close(fd)
 
 
+def make_directories(directory: str) -> list[str]:
+    """Create ``directory`` and its missing parents; the directories that gained an entry
+    (the parents of those created), outermost first."""
+    created: list[str] = []
+    current = directory
+    while not os.path.isdir(current) and os.path.dirname(current) != current:
+        created.append(current)
+        current = os.path.dirname(current)
+    if created:
+        os.makedirs(directory, exist_ok=True)
+    return [os.path.dirname(new_dir) for new_dir in reversed(created)]
+
+
 def unlink_quietly(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)

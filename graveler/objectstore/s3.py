@@ -240,7 +240,6 @@ class S3ObjectStore:
         except (ClientError, BotoCoreError, S3UploadFailedError) as exc:
             raise self._error(exc, action, key) from exc
 
-
     def _fetch(self, key: str, **params: str) -> bytes:
         """GET ``key`` (with optional Range) and read its body, re-requesting a broken body."""
         full = self._full_key(key)
