@@ -83,7 +83,7 @@ class LocalObjectStore:
             raise _escapes(key, self._root)
         return path
 
-    def _fresh_path(self, key: str) -> str:
+    def _fresh_path(self, key: str, this_call: set[str] | None = None) -> str:
         """The file path of a key to create exclusively (``O_EXCL`` refuses a symbolic link as
         the last component): as :meth:`_path`, but a directory whose resolution was checked
         is then recognised by its identity (device and inode, one ``stat``): a component
@@ -91,6 +91,10 @@ class LocalObjectStore:
         again."""
         path = self._joined(key)
         directory = os.path.dirname(path)
+        if this_call is not None:  # checked once per batch call and directory
+            if directory in this_call:
+                return path
+            this_call.add(directory)
         try:
             st = os.stat(directory)
             identity: tuple[int, int] | None = (st.st_dev, st.st_ino)
@@ -176,9 +180,10 @@ class LocalObjectStore:
         created: builtins.list[str] = []
         infos: builtins.list[ObjectInfo] = []
         key = ""
+        checked: set[str] = set()
         try:
             for key, data in items:
-                path = self._fresh_path(key)
+                path = self._fresh_path(key, checked)
                 mtime = write_new_file(path, data, self._directory_for)
                 created.append(path)
                 infos.append(ObjectInfo(key, len(data), from_timestamp(mtime)))

@@ -175,6 +175,9 @@ def merge_tokens(
 ) -> Iterator[StagedEntry]:
     """The entries of several tokens merged by key, in key order, one per key: the entry of
     the earliest token in ``tokens`` wins (a branch's current token, then its sealed ones)."""
+    if len(tokens) == 1:  # one token holds one entry per key already (a commit's usual case)
+        yield from iter_staged(tokens[0], start, prefix)
+        return
     streams = [_ranked(iter_staged(t, start, prefix), rank) for rank, t in enumerate(tokens)]
     last: bytes | None = None
     for key, _, entry in heapq.merge(*streams):
