@@ -162,13 +162,50 @@ def _write_and_stage(
 ) -> list[ObjectEntry]:
     """Run ``write`` into a fresh scratch directory and stage what it produced; on any
     failure remove the directory, so nothing is left and nothing is staged."""
-    scratch = scratch_prefix(table.job_id).rstrip("/")
-    directory = _local_path(repo.store, scratch, target.uri)
+    directory = scratch_directory(repo, target, table.job_id)
     try:
         reported = write(directory)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return stage_directory(repo, target, table, reported)
+
+
+def scratch_directory(repo: Repository, target: Target, job_id: str) -> str:
+    """The local directory a native write of job ``job_id`` writes into (the namespace's
+    ``data/<jj>/<job-id>``); raises InvalidArgument for a namespace that is not local."""
+    return _local_path(repo.store, scratch_prefix(job_id).rstrip("/"), target.uri)
+
+
+def stage_directory(
+    repo: Repository,
+    target: Target,
+    table: TableWrite,
+    reported: int | None,
+    *,
+    rename: Callable[[str], str] | None = None,
+    content_type: str | None = None,
+) -> list[ObjectEntry]:
+    """Stage the files a finished write left in the scratch directory of ``table.job_id``
+    under ``target``, in one transaction (:func:`stage_table_write`), each at its relative
+    path (passed through ``rename`` when given) with ``table.metadata`` as user metadata.
+    ``reported`` is the writer's own count of data files (None: unknown); the driver must
+    see that many, and at least one, else NamespaceNotShared. On any failure the directory
+    is removed and nothing is staged; after staging, what was not linked is deleted."""
+    scratch = scratch_prefix(table.job_id).rstrip("/")
+    directory = scratch_directory(repo, target, table.job_id)
+    try:
         produced = list(produced_files(directory))
         _check_produced(directory, produced, reported)
-        entries = [repo.make_linked_entry(target.key(rel), f"{scratch}/{rel}") for rel in produced]
+        entries = [
+            repo.make_linked_entry(
+                target.key(rename(rel) if rename else rel),
+                f"{scratch}/{rel}",
+                metadata=dict(table.metadata),
+                content_type=content_type,
+            )
+            for rel in produced
+        ]
         stage_table_write(repo, table, entries)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)

@@ -65,7 +65,8 @@ public final class GravelerTableProvider implements TableProvider, DataSourceReg
     NativePlan plan = NativePlan.carriedBy(schema); // null: a user schema, or a write
     StructType visible = plan == null ? schema : plan.schema;
     Table table = python.getTable(visible, new Transform[0], props);
-    return new GravelerTable(table, partitioning, visible, plan);
+    boolean nativeWrites = NativeWrite.wanted(new CaseInsensitiveStringMap(props));
+    return new GravelerTable(table, partitioning, visible, plan, nativeWrites);
   }
 
   /** {@code options} plus the session settings the Python data source cannot see. */
