@@ -76,17 +76,21 @@ final class SparkFileCount {
     return new long[] {0, -1};
   }
 
+  /** The metric's value; an adaptive plan lists a metric once per plan version, only some
+   * with a value, so the largest value counts (0 when the metric never got one). */
   private static long count(SQLAppStatusStore store, SQLExecutionUIData execution) {
     scala.collection.immutable.Map<Object, String> values =
         store.executionMetrics(execution.executionId());
     scala.collection.Seq<SQLPlanMetric> metrics = execution.metrics();
+    long found = -1;
     for (int i = 0; i < metrics.size(); i++) {
       SQLPlanMetric metric = metrics.apply(i);
       if (METRIC.equals(metric.name())) {
         scala.Option<String> value = values.get(metric.accumulatorId());
-        return value.isDefined() ? Long.parseLong(value.get().replace(",", "").trim()) : 0;
+        long n = value.isDefined() ? Long.parseLong(value.get().replace(",", "").trim()) : 0;
+        found = Math.max(found, n);
       }
     }
-    return -1;
+    return found;
   }
 }
