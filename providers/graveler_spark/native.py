@@ -190,8 +190,9 @@ def stage_directory(
     under ``target``, in one transaction (:func:`stage_table_write`), each at its relative
     path (passed through ``rename`` when given) with ``table.metadata`` as user metadata.
     ``reported`` is the writer's own count of data files (None: unknown); the driver must
-    see that many, and at least one, else NamespaceNotShared. On any failure the directory
-    is removed and nothing is staged; after staging, what was not linked is deleted."""
+    see that many, and at least one unless the count is 0, else NamespaceNotShared. On any
+    failure the directory is removed and nothing is staged; after staging, what was not
+    linked is deleted."""
     scratch = scratch_prefix(table.job_id).rstrip("/")
     directory = scratch_directory(repo, target, table.job_id)
     try:
@@ -222,7 +223,7 @@ def _check_produced(directory: str, produced: list[str], reported: int | None) -
             f"Spark wrote {reported} data file(s) but the driver sees {len(produced)} in "
             f"{where}; nothing was staged: {SHARED_FILESYSTEM}"
         )
-    if not produced:
+    if not produced and reported != 0:  # 0: the writer says it wrote nothing
         raise NamespaceNotShared(
             f"the write finished but the driver sees no data file in {where}, so nothing "
             f"was staged (a Spark write always produces at least one): {SHARED_FILESYSTEM}"

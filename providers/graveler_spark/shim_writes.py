@@ -28,6 +28,7 @@ per write, each time through ``inferSchema`` of the Python source with the inter
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,12 @@ from graveler import shared_client
 from graveler.errors import InvalidArgument
 from graveler_spark.commit import commit_if_asked
 from graveler_spark.job import PARQUET_CONTENT_TYPE, WriteJob
-from graveler_spark.native import spark_path, stage_directory
+from graveler_spark.native import (
+    produced_files,
+    scratch_directory,
+    spark_path,
+    stage_directory,
+)
 from graveler_spark.options import flag, integer
 from graveler_spark.storage import store_for
 
@@ -101,19 +107,36 @@ def begin(job: WriteJob) -> dict[str, Any]:
     }
 
 
-def finish(job: WriteJob, reported: int) -> dict[str, Any]:
-    """Stage what Spark wrote for ``job`` (see the module docstring); commit if asked."""
+def finish(job: WriteJob, files: int) -> dict[str, Any]:
+    """Stage what Spark wrote for ``job`` (see the module docstring); commit if asked. A
+    write of no rows stages no file, as the Python writer's (Spark writes one empty file to
+    keep the schema): an overwrite still replaces the table."""
     repo = shared_client(job.settings).repository(job.target.repository)
+    if _no_rows(scratch_directory(repo, job.target, job.job_id)):
+        files = 0
     entries = stage_directory(
         repo,
         job.target,
         job.table_write(),
-        None if reported < 0 else reported,
+        None if files < 0 else files,
         rename=data_source_name(job.job_id),
         content_type=PARQUET_CONTENT_TYPE,
     )
     commit_if_asked(repo, job.target.ref, job.commit_message, job.commit_metadata)
     return {"staged": len(entries)}
+
+
+def _no_rows(directory: str) -> bool:
+    """Whether the Parquet files Spark wrote into ``directory`` hold no row at all; if so
+    they are deleted (a write of no rows stages nothing, as the Python writer's)."""
+    import pyarrow.parquet as pq
+
+    paths = [os.path.join(directory, rel) for rel in produced_files(directory)]
+    if not paths or any(pq.read_metadata(p).num_rows for p in paths):
+        return False
+    for path in paths:
+        os.unlink(path)
+    return True
 
 
 def data_source_name(job_id: str) -> Callable[[str], str]:

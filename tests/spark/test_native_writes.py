@@ -238,3 +238,21 @@ def test_csv_and_nativewrites_false_keep_the_python_writer(spark, lake: Lake) ->
     _writer(df, lake, "native").save(lake.uri("main", "nat"))
     for prefix, native in (("csv", False), ("py", False), ("nat", True)):
         assert _native(lake, "main", prefix) == native
+
+
+def test_empty_writes_stage_no_file_on_both_paths(spark, lake: Lake) -> None:
+    df = spark.range(6).select("id", (F.col("id") % 2).alias("k"))
+    empty = df.filter("id < 0")
+    for how in PATHS:
+        _writer(df, lake, how).save(lake.uri("main", f"{how}/flat"))
+        _writer(df, lake, how).partitionBy("k").save(lake.uri("main", f"{how}/parts"))
+        _writer(empty, lake, how, "overwrite").save(lake.uri("main", f"{how}/flat"))
+        _writer(empty, lake, how, "overwrite").partitionBy("k").save(
+            lake.uri("main", f"{how}/parts")
+        )
+        _writer(empty, lake, how).save(lake.uri("main", f"{how}/new"))
+    assert _layout(lake, "main", "native") == _layout(lake, "main", "python")
+    assert [p for p, _, _ in _layout(lake, "main", "native")] == [
+        "/flat/_graveler_table.json",
+        "/parts/_graveler_table.json",
+    ]
