@@ -27,11 +27,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
 from typing import TYPE_CHECKING
 
 from graveler import Graveler, ObjectEntry
 from graveler.errors import InvalidArgument, ObjectNotFound
+from graveler.objects import stored_sha256
 from graveler_spark.commit import commit_if_asked
 from graveler_spark.job import new_job_id, scratch_prefix
 from graveler_spark.metrics import described, files_written
@@ -42,6 +44,7 @@ from graveler_spark.storage import SHARED_FILESYSTEM, NamespaceNotShared
 from graveler_spark.tables import TableWrite, stage_table_write
 
 SPARK_MARKERS = frozenset({"_SUCCESS", "_temporary"})
+HASH_THREADS = 4  # files hashed at once when staging
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -198,14 +201,16 @@ def stage_directory(
     try:
         produced = list(produced_files(directory))
         _check_produced(directory, produced, reported)
+        keys = [f"{scratch}/{rel}" for rel in produced]
         entries = [
             repo.make_linked_entry(
                 target.key(rename(rel) if rename else rel),
-                f"{scratch}/{rel}",
+                key,
+                checksum=checksum,
                 metadata=dict(table.metadata),
                 content_type=content_type,
             )
-            for rel in produced
+            for rel, key, checksum in zip(produced, keys, _checksums(repo.store, keys), strict=True)
         ]
         stage_table_write(repo, table, entries)
     except BaseException:
@@ -213,6 +218,15 @@ def stage_directory(
         raise
     _remove_unlinked(directory)
     return entries
+
+
+def _checksums(store: ObjectStore, keys: Sequence[str]) -> list[str]:
+    """The SHA-256 of each object, hashed in threads (hashlib releases the GIL on large
+    buffers, so the files of a job are hashed side by side)."""
+    if len(keys) < 2:
+        return [stored_sha256(store, k) for k in keys]
+    with ThreadPoolExecutor(max_workers=min(HASH_THREADS, len(keys))) as pool:
+        return list(pool.map(lambda k: stored_sha256(store, k), keys))
 
 
 def _check_produced(directory: str, produced: list[str], reported: int | None) -> None:

@@ -48,7 +48,7 @@ from graveler_spark.storage import store_for
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import DataType, StructType
 
 #: Internal option set by the shim: ``begin`` or ``finish``.
 WRITE_OPTION = "__write"
@@ -60,6 +60,8 @@ OVERWRITE_OPTION = "__write_overwrite"
 JOB_OPTION = "__write_job"
 #: Spark's count of data files written, for ``finish`` (``-1``: unknown).
 FILES_OPTION = "__write_files"
+#: Set by the shim: the session's ``spark.sql.parquet.outputTimestampType``.
+TIMESTAMPS_OPTION = "__parquet_timestamps"
 #: The field whose metadata carries the answer.
 WRITE_FIELD = "__graveler_write"
 #: Spark's Parquet file names: ``part-<task>-<uuid>.c<seq>[.<codec>].parquet`` (Spark 4.3;
@@ -78,6 +80,8 @@ def answer(options: Mapping[str, str], make_job: Callable[..., WriteJob]) -> Str
     overwrite = flag(options, OVERWRITE_OPTION, False)
     if op == "begin":
         doc = begin(make_job(schema, overwrite, None))
+        if doc["native"] and not _same_timestamps(schema, options.get(TIMESTAMPS_OPTION)):
+            doc = {"native": False}
     elif op == "finish":
         job_id = options.get(JOB_OPTION) or ""
         if not _JOB_ID.match(job_id):
@@ -124,6 +128,29 @@ def finish(job: WriteJob, files: int) -> dict[str, Any]:
     )
     commit_if_asked(repo, job.target.ref, job.commit_message, job.commit_metadata)
     return {"staged": len(entries)}
+
+
+def _same_timestamps(schema: StructType, output_type: str | None) -> bool:
+    """Whether Spark's writer stores ``schema``'s timestamps as the Python writer does
+    (INT64 microseconds). Not when the session writes INT96 (Spark's default) and a column
+    holds a ``timestamp``: graveler's reads would then see ``timestamp_ntz``."""
+    if (output_type or "INT96").strip().upper() != "INT96":
+        return True
+    return not _has_timestamp(schema)
+
+
+def _has_timestamp(kind: DataType) -> bool:
+    from pyspark.sql.types import ArrayType, MapType, StructType, TimestampType
+
+    if isinstance(kind, TimestampType):
+        return True
+    if isinstance(kind, StructType):
+        return any(_has_timestamp(f.dataType) for f in kind.fields)
+    if isinstance(kind, ArrayType):
+        return _has_timestamp(kind.elementType)
+    if isinstance(kind, MapType):
+        return _has_timestamp(kind.keyType) or _has_timestamp(kind.valueType)
+    return False
 
 
 def _no_rows(directory: str) -> bool:

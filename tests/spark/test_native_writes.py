@@ -256,3 +256,20 @@ def test_empty_writes_stage_no_file_on_both_paths(spark, lake: Lake) -> None:
         "/flat/_graveler_table.json",
         "/parts/_graveler_table.json",
     ]
+
+
+def test_timestamps_go_native_only_when_spark_writes_them_as_the_python_writer(
+    spark, lake: Lake
+) -> None:
+    rows = spark.range(4).select("id", F.timestamp_seconds(F.col("id") * 3600).alias("at"))
+    _writer(rows, lake, "native").save(lake.uri("main", "int96"))  # the session's default
+    assert not _native(lake, "main", "int96")
+    micros = spark.newSession()
+    micros.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    again = micros.range(4).select("id", F.timestamp_seconds(F.col("id") * 3600).alias("at"))
+    _writer(again, lake, "native").save(lake.uri("main", "micros"))
+    assert _native(lake, "main", "micros")
+    for prefix in ("int96", "micros"):
+        back = spark.read.format("graveler").options(**lake.options).load(lake.uri("main", prefix))
+        assert back.schema.simpleString() == "struct<id:bigint,at:timestamp>"
+    assert _rows(spark, lake, "main", "int96") == _rows(spark, lake, "main", "micros")

@@ -34,6 +34,7 @@ public final class GravelerTableProvider implements TableProvider, DataSourceReg
   public static final String NAME = "graveler";
   static final String PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled";
   static final String OVERWRITE_CONF = "spark.sql.sources.partitionOverwriteMode";
+  static final String TIMESTAMPS_CONF = "spark.sql.parquet.outputTimestampType";
 
   private final PythonDataSourceV2 python = new PythonDataSourceV2();
 
@@ -74,6 +75,7 @@ public final class GravelerTableProvider implements TableProvider, DataSourceReg
     SQLConf conf = SQLConf.get();
     Map<String, String> out = new HashMap<>(options.asCaseSensitiveMap());
     out.put("__pushdown", conf.getConfString(PUSHDOWN_CONF, "false"));
+    out.put("__parquet_timestamps", conf.getConfString(TIMESTAMPS_CONF, "INT96"));
     SparkSession.getActiveSession()
         .foreach(s -> out.put("__parallelism", String.valueOf(s.sparkContext().defaultParallelism())));
     if (!options.containsKey("partitionOverwriteMode")) {
