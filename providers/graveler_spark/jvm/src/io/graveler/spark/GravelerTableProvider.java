@@ -28,7 +28,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * Spark's partition pruning, filter pushdown, column pruning and vectorized reader. CSV, JSON,
  * S3 without S3A on the class path and the option {@code nativeReads=false} keep the Python
  * reader; so does a read given a schema ({@code .schema(...)}, which the Python reader converts
- * to as asked where Spark's would refuse), and every write.
+ * to as asked where Spark's would refuse).
+ *
+ * <p>Batch writes of Parquet are written by Spark's own Parquet writer and staged by the Python
+ * source on the driver ({@link NativeWrite}); CSV, JSON, streaming writes, S3 namespaces and
+ * the option {@code nativeWrites=false} keep the Python writer.
  */
 public final class GravelerTableProvider implements TableProvider, DataSourceRegister {
   public static final String NAME = "graveler";
