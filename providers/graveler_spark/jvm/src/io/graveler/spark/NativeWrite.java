@@ -103,7 +103,7 @@ final class NativeWrite implements V1Write {
     SparkSession spark = data.sparkSession();
     try {
       SparkFileCount.described(spark, description, () -> sparkWrite(data, begun, directory));
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) { // Scala code throws checked exceptions (SparkException) too
       deleteQuietly(spark, directory);
       throw e;
     }
