@@ -5,7 +5,9 @@ python -m benchmarks spark [--sizes 1m]
 One local Spark session (``local[2]``) writes N rows (``id``, ``k`` bigint, ``v`` double):
 
 * ``df.write.format("graveler")``: overwrite of a branch prefix, staged in one transaction
-  (once more with ``commit_message``, which also commits the branch);
+  (once more with ``commit_message``, which also commits the branch); with the shim this is
+  the native write (Spark's Parquet writer, staged on the driver), and ``python_write`` the
+  same with ``nativeWrites=false`` (the Python writer);
 * ``df.write.parquet(local path)``: plain Spark;
 
 then reads them back fully with ``spark.read.format("graveler")`` and ``spark.read.parquet``,
@@ -145,6 +147,14 @@ def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable
         writer = df.write.format("graveler").options(**opts).option("commit_message", "bench")
         writer.mode("overwrite").save(uri)
 
+    def python_write() -> None:  # the Python writer (with the shim, writes are native)
+        writer = df.write.format("graveler").options(**opts).option("nativeWrites", "false")
+        writer.mode("overwrite").save(uri)
+
+    def python_write_commit() -> None:
+        writer = df.write.format("graveler").options(**opts).option("nativeWrites", "false")
+        writer.option("commit_message", "bench").mode("overwrite").save(uri)
+
     def plain_write() -> None:
         df.write.mode("overwrite").parquet(plain_path)
 
@@ -180,6 +190,8 @@ def operations(spark: Any, n: int, workdir: Path, gv: Any) -> dict[str, Callable
     return {
         "graveler_write": gv_write,
         "graveler_write_commit": gv_write_commit,
+        "python_write": python_write,
+        "python_write_commit": python_write_commit,
         "plain_write": plain_write,
         "graveler_read": gv_read,
         "shim_read": shim_read,
@@ -211,6 +223,8 @@ def measure(spark: Any, n: int, workdir: Path, rounds: int = ROUNDS) -> dict[str
         "read_vs_rows_floor": med["graveler_read"] / med["python_ds_read_rows_floor"],
         "write_ratio": med["graveler_write"] / med["plain_write"],
         "write_commit_ratio": med["graveler_write_commit"] / med["plain_write"],
+        "python_write_ratio": med["python_write"] / med["plain_write"],
+        "python_write_commit_ratio": med["python_write_commit"] / med["plain_write"],
         "read_ratio": med["graveler_read"] / med["plain_read"],
         "native_write_ratio": med["native_write"] / med["plain_write"],
         "native_read_ratio": med["native_read"] / med["plain_read"],
@@ -250,8 +264,10 @@ def run(sizes: list[int]) -> dict[str, Any]:
 def _print(row: dict[str, Any]) -> None:
     s = row["seconds"]
     lines = [
-        ("data source write", "graveler_write", "plain_write", "write_ratio"),
+        ("data source write (shim: native)", "graveler_write", "plain_write", "write_ratio"),
         ("  + commit_message", "graveler_write_commit", "plain_write", "write_commit_ratio"),
+        ("the same, Python writer", "python_write", "plain_write", "python_write_ratio"),
+        ("  + commit_message", "python_write_commit", "plain_write", "python_write_commit_ratio"),
         ("data source read ", "graveler_read", "plain_read", "read_ratio"),
         ("the same, native (shim)", "shim_read", "plain_read", "shim_read_ratio"),
         ("write_native + commit", "native_write", "plain_write", "native_write_ratio"),

@@ -58,6 +58,7 @@ from graveler_spark.reader import (
     infer_schema,
 )
 from graveler_spark.settings import resolve
+from graveler_spark.shim_writes import WRITE_OPTION, answer
 from graveler_spark.snapshot import Snapshot, take_snapshot
 from graveler_spark.storage import STREAM_MARKER_PREFIX, announce, store_for
 from graveler_spark.write_options import write_options
@@ -94,6 +95,8 @@ class GravelerDataSource(DataSource):
         (:mod:`graveler_spark.plan`)."""
         from pyspark.sql.pandas.types import from_arrow_schema
 
+        if WRITE_OPTION in self.options:  # the shim's native write (graveler_spark.shim_writes)
+            return answer(self.options, self._write_job)
         snapshot = self._snapshot()
         target = self._target()
         merge = flag(self.options, "mergeSchema", False)
@@ -150,8 +153,11 @@ class GravelerDataSource(DataSource):
         announce(store_for(job.namespace, job.settings.store_options), job.scratch_prefix)
         return GravelerWriter(job)
 
-    def _write_job(self, schema: StructType, overwrite: bool) -> WriteJob:
-        """The checked job of a write (raises before anything is written)."""
+    def _write_job(
+        self, schema: StructType, overwrite: bool, job_id: str | None = None
+    ) -> WriteJob:
+        """The checked job of a write (raises before anything is written); a new job ID
+        unless ``job_id`` is given."""
         target = self._target()
         if overwrite and not target.path:
             raise InvalidArgument(
@@ -163,6 +169,7 @@ class GravelerDataSource(DataSource):
         repo = gv.repository(target.repository)
         _writable(repo, target)
         namespace = repo.info.storage_namespace
+        job_options["job_id"] = job_id or new_job_id()
         return self._job(settings, target, namespace, overwrite, job_options)
 
     def _job(
@@ -174,7 +181,6 @@ class GravelerDataSource(DataSource):
         extra: dict[str, Any],
     ) -> WriteJob:
         return WriteJob(
-            job_id=new_job_id(),
             settings=settings,
             target=target,
             namespace=namespace,

@@ -68,13 +68,20 @@ def _written(store: Any, description: str) -> tuple[bool, int | None]:
             continue
         if not execution.completionTime().isDefined():
             return False, None
-        values = store.executionMetrics(execution.executionId())
-        metrics = execution.metrics()
-        for i in range(metrics.size()):
-            metric = metrics.apply(i)
-            if metric.name() == WRITTEN_FILES:
-                value = values.get(metric.accumulatorId())
-                text = str(value.get()) if value.isDefined() else "0"
-                return True, int(text.replace(",", ""))
-        return True, None
+        return True, _count(store, execution)
     return False, None
+
+
+def _count(store: Any, execution: Any) -> int | None:
+    """The execution's count of written files. An adaptive plan lists the metric once per
+    plan version and only some carry a value: the largest counts (0 if none has one)."""
+    values = store.executionMetrics(execution.executionId())
+    metrics = execution.metrics()
+    found: int | None = None
+    for i in range(metrics.size()):
+        metric = metrics.apply(i)
+        if metric.name() == WRITTEN_FILES:
+            value = values.get(metric.accumulatorId())
+            text = str(value.get()) if value.isDefined() else "0"
+            found = max(found or 0, int(text.replace(",", "")))
+    return found

@@ -27,11 +27,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
 from typing import TYPE_CHECKING
 
 from graveler import Graveler, ObjectEntry
 from graveler.errors import InvalidArgument, ObjectNotFound
+from graveler.objects import stored_sha256
 from graveler_spark.commit import commit_if_asked
 from graveler_spark.job import new_job_id, scratch_prefix
 from graveler_spark.metrics import described, files_written
@@ -42,6 +44,7 @@ from graveler_spark.storage import SHARED_FILESYSTEM, NamespaceNotShared
 from graveler_spark.tables import TableWrite, stage_table_write
 
 SPARK_MARKERS = frozenset({"_SUCCESS", "_temporary"})
+HASH_THREADS = 4  # files hashed at once when staging
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -162,19 +165,68 @@ def _write_and_stage(
 ) -> list[ObjectEntry]:
     """Run ``write`` into a fresh scratch directory and stage what it produced; on any
     failure remove the directory, so nothing is left and nothing is staged."""
-    scratch = scratch_prefix(table.job_id).rstrip("/")
-    directory = _local_path(repo.store, scratch, target.uri)
+    directory = scratch_directory(repo, target, table.job_id)
     try:
         reported = write(directory)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return stage_directory(repo, target, table, reported)
+
+
+def scratch_directory(repo: Repository, target: Target, job_id: str) -> str:
+    """The local directory a native write of job ``job_id`` writes into (the namespace's
+    ``data/<jj>/<job-id>``); raises InvalidArgument for a namespace that is not local."""
+    return _local_path(repo.store, scratch_prefix(job_id).rstrip("/"), target.uri)
+
+
+def stage_directory(
+    repo: Repository,
+    target: Target,
+    table: TableWrite,
+    reported: int | None,
+    *,
+    rename: Callable[[str], str] | None = None,
+    content_type: str | None = None,
+) -> list[ObjectEntry]:
+    """Stage the files a finished write left in the scratch directory of ``table.job_id``
+    under ``target``, in one transaction (:func:`stage_table_write`), each at its relative
+    path (passed through ``rename`` when given) with ``table.metadata`` as user metadata.
+    ``reported`` is the writer's own count of data files (None: unknown); the driver must
+    see that many, and at least one unless the count is 0, else NamespaceNotShared. On any
+    failure the directory is removed and nothing is staged; after staging, what was not
+    linked is deleted."""
+    scratch = scratch_prefix(table.job_id).rstrip("/")
+    directory = scratch_directory(repo, target, table.job_id)
+    try:
         produced = list(produced_files(directory))
         _check_produced(directory, produced, reported)
-        entries = [repo.make_linked_entry(target.key(rel), f"{scratch}/{rel}") for rel in produced]
+        keys = [f"{scratch}/{rel}" for rel in produced]
+        entries = [
+            repo.make_linked_entry(
+                target.key(rename(rel) if rename else rel),
+                key,
+                checksum=checksum,
+                metadata=dict(table.metadata),
+                content_type=content_type,
+            )
+            for rel, key, checksum in zip(produced, keys, _checksums(repo.store, keys), strict=True)
+        ]
         stage_table_write(repo, table, entries)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
     _remove_unlinked(directory)
     return entries
+
+
+def _checksums(store: ObjectStore, keys: Sequence[str]) -> list[str]:
+    """The SHA-256 of each object, hashed in threads (hashlib releases the GIL on large
+    buffers, so the files of a job are hashed side by side)."""
+    if len(keys) < 2:
+        return [stored_sha256(store, k) for k in keys]
+    with ThreadPoolExecutor(max_workers=min(HASH_THREADS, len(keys))) as pool:
+        return list(pool.map(lambda k: stored_sha256(store, k), keys))
 
 
 def _check_produced(directory: str, produced: list[str], reported: int | None) -> None:
@@ -185,7 +237,7 @@ def _check_produced(directory: str, produced: list[str], reported: int | None) -
             f"Spark wrote {reported} data file(s) but the driver sees {len(produced)} in "
             f"{where}; nothing was staged: {SHARED_FILESYSTEM}"
         )
-    if not produced:
+    if not produced and reported != 0:  # 0: the writer says it wrote nothing
         raise NamespaceNotShared(
             f"the write finished but the driver sees no data file in {where}, so nothing "
             f"was staged (a Spark write always produces at least one): {SHARED_FILESYSTEM}"

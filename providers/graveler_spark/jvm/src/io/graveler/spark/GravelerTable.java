@@ -1,6 +1,7 @@
 package io.graveler.spark;
 
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +24,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * The Python table, declaring the partitioning the writer asked for; reads with a native plan
- * go to Spark's Parquet scan instead (see {@link NativePlan}).
+ * go to Spark's Parquet scan instead (see {@link NativePlan}), batch writes of Parquet to
+ * Spark's Parquet writer (see {@link NativeWrite}).
  *
  * <p>The plan is pinned for the table's life (one DataFrame): every query of it reads the same
  * files.
@@ -32,13 +34,16 @@ final class GravelerTable implements SupportsRead, SupportsWrite {
   private final Table python;
   private final Transform[] partitioning;
   private final StructType schema;
-  private final NativePlan plan; // null: the Python reader reads (and every write writes)
+  private final NativePlan plan; // null: the Python reader reads
+  private final boolean nativeWrites; // batch writes go through NativeWrite (V1_BATCH_WRITE)
 
-  GravelerTable(Table python, Transform[] partitioning, StructType schema, NativePlan plan) {
+  GravelerTable(
+      Table python, Transform[] partitioning, StructType schema, NativePlan plan, boolean nativeWrites) {
     this.python = python;
     this.partitioning = partitioning;
     this.schema = schema;
     this.plan = plan;
+    this.nativeWrites = nativeWrites;
   }
 
   @Override
@@ -58,7 +63,13 @@ final class GravelerTable implements SupportsRead, SupportsWrite {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return python.capabilities();
+    if (!nativeWrites) {
+      return python.capabilities();
+    }
+    Set<TableCapability> out = EnumSet.noneOf(TableCapability.class);
+    out.addAll(python.capabilities());
+    out.add(TableCapability.V1_BATCH_WRITE);
+    return out;
   }
 
   @Override
@@ -77,7 +88,8 @@ final class GravelerTable implements SupportsRead, SupportsWrite {
     if (!columns.isEmpty()) {
       options.put("partitionBy", String.join(",", columns));
     }
-    return ((SupportsWrite) python).newWriteBuilder(new WriteInfo(info, options));
+    WriteBuilder builder = ((SupportsWrite) python).newWriteBuilder(new WriteInfo(info, options));
+    return nativeWrites ? NativeWrite.builder(builder, options) : builder;
   }
 
   /** Names of identity-partition columns; other transforms (bucket, days...) are refused. */

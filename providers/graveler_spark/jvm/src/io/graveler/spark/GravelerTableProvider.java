@@ -28,12 +28,17 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * Spark's partition pruning, filter pushdown, column pruning and vectorized reader. CSV, JSON,
  * S3 without S3A on the class path and the option {@code nativeReads=false} keep the Python
  * reader; so does a read given a schema ({@code .schema(...)}, which the Python reader converts
- * to as asked where Spark's would refuse), and every write.
+ * to as asked where Spark's would refuse).
+ *
+ * <p>Batch writes of Parquet are written by Spark's own Parquet writer and staged by the Python
+ * source on the driver ({@link NativeWrite}); CSV, JSON, streaming writes, S3 namespaces and
+ * the option {@code nativeWrites=false} keep the Python writer.
  */
 public final class GravelerTableProvider implements TableProvider, DataSourceRegister {
   public static final String NAME = "graveler";
   static final String PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled";
   static final String OVERWRITE_CONF = "spark.sql.sources.partitionOverwriteMode";
+  static final String TIMESTAMPS_CONF = "spark.sql.parquet.outputTimestampType";
 
   private final PythonDataSourceV2 python = new PythonDataSourceV2();
 
@@ -65,7 +70,8 @@ public final class GravelerTableProvider implements TableProvider, DataSourceReg
     NativePlan plan = NativePlan.carriedBy(schema); // null: a user schema, or a write
     StructType visible = plan == null ? schema : plan.schema;
     Table table = python.getTable(visible, new Transform[0], props);
-    return new GravelerTable(table, partitioning, visible, plan);
+    boolean nativeWrites = NativeWrite.wanted(new CaseInsensitiveStringMap(props));
+    return new GravelerTable(table, partitioning, visible, plan, nativeWrites);
   }
 
   /** {@code options} plus the session settings the Python data source cannot see. */
@@ -73,6 +79,7 @@ public final class GravelerTableProvider implements TableProvider, DataSourceReg
     SQLConf conf = SQLConf.get();
     Map<String, String> out = new HashMap<>(options.asCaseSensitiveMap());
     out.put("__pushdown", conf.getConfString(PUSHDOWN_CONF, "false"));
+    out.put("__parquet_timestamps", conf.getConfString(TIMESTAMPS_CONF, "INT96"));
     SparkSession.getActiveSession()
         .foreach(s -> out.put("__parallelism", String.valueOf(s.sparkContext().defaultParallelism())));
     if (!options.containsKey("partitionOverwriteMode")) {
