@@ -51,7 +51,7 @@ from graveler.gc.ledger import expired_commits
 from graveler.gc.mark import tree_file_id
 from graveler.model import EMPTY_METARANGE_ID, Commit
 from graveler.namespaces import require_owner
-from graveler.objects import stored_sha256
+from graveler.objectstore import stored_sha256
 from graveler.objectstore.local import TMP_PREFIX, LocalObjectStore
 from graveler.objectstore.port import ObjectStore
 

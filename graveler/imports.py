@@ -38,8 +38,7 @@ from graveler.errors import InvalidArgument, InvalidURI, NoChanges
 from graveler.external import file_address, s3_address
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Commit
-from graveler.objects import stored_sha256
-from graveler.objectstore import ObjectStore, open_object_store
+from graveler.objectstore import ObjectStore, open_object_store, stored_sha256
 from graveler.operations import _committer, advance_branch, retry_moved
 from graveler.writes import guess_type
 

@@ -57,16 +57,6 @@ class HashingReader(io.RawIOBase):
         return self._hash.hexdigest()
 
 
-def stored_sha256(store: ObjectStore, key: str, chunk_size: int = 1 << 20) -> str:
-    """The hex SHA-256 of the object ``key`` as ``store`` holds it, read once in chunks.
-    Raises ObjectNotFound."""
-    digest = hashlib.sha256()
-    with store.open(key) as fh:
-        while chunk := fh.read(chunk_size):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def normalize_address(namespace: str, address: str) -> str:
     """The one check of a physical address given by a caller (``link``,
     ``make_linked_entry``, ``stage_entries``, ``import_entries``): the address relative to

@@ -24,8 +24,8 @@ from graveler.objects import (
     checked_entry,
     new_physical_address,
     normalize_address,
-    stored_sha256,
 )
+from graveler.objectstore import stored_sha256
 from graveler.objectstore._io import iter_chunks
 from graveler.reads import stat
 

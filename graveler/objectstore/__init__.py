@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from graveler.errors import InvalidURI
-from graveler.objectstore._io import RangeReader
+from graveler.objectstore._io import RangeReader, stored_sha256
 from graveler.objectstore.keys import validate_key
 from graveler.objectstore.port import ObjectInfo, ObjectStore, ObjectWriter
 
@@ -25,6 +25,7 @@ __all__ = [
     "RangeReader",
     "join_uri",
     "open_object_store",
+    "stored_sha256",
     "validate_key",
 ]
 

@@ -68,6 +68,16 @@ class ExactReader:
         return data
 
 
+def stored_sha256(store: ObjectStore, key: str, chunk_size: int = 1 << 20) -> str:
+    """The hex SHA-256 of the object ``key`` as ``store`` holds it, read once in chunks.
+    Raises ObjectNotFound."""
+    digest = hashlib.sha256()
+    with store.open(key) as fh:
+        while chunk := fh.read(chunk_size):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def check_range(offset: int, length: int) -> None:
     """Raise InvalidArgument unless ``offset`` and ``length`` are non-negative."""
     if offset < 0 or length < 0:

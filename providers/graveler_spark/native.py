@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from graveler import Graveler, ObjectEntry
 from graveler.errors import InvalidArgument, ObjectNotFound
-from graveler.objects import stored_sha256
+from graveler.objectstore import stored_sha256
 from graveler_spark.commit import commit_if_asked
 from graveler_spark.job import new_job_id, scratch_prefix
 from graveler_spark.metrics import described, files_written
