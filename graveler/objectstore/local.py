@@ -54,7 +54,7 @@ class LocalObjectStore:
         self._root = os.path.realpath(root)
         self._lock = threading.Lock()
         self._checked_dirs: dict[str, tuple[int, int]] = {}  # resolved inside the root
-        self._made_dirs: set[str] = set()  # directories known to exist (fresh writes skip a stat)
+        self._made_dirs: set[str] = set()  # directories known to exist (put_fresh_batch)
         self._unsynced_dirs: set[str] = set()  # holding entries of new dirs, not yet fsynced
         self._unflushed: set[str] = set()  # keys of new files written without an fsync
 
@@ -143,21 +143,11 @@ class LocalObjectStore:
         :meth:`sync`."""
         path = self._fresh_path(key) if fresh else self._path(key)
         error = partial(self._error, "writing", key)
-        directory = os.path.dirname(path)
-        known = fresh and directory in self._made_dirs and not (durable and self._unsynced_dirs)
         try:
-            if not known:
-                self._ensure_directory(directory, durable=durable)
-            try:
-                return self._writer(key, path, fresh, durable, error)
-            except StorageError as exc:
-                if not known or not isinstance(exc.__cause__, FileNotFoundError):
-                    raise
-                self._made_dirs.discard(directory)  # removed since: make it again
-                self._ensure_directory(directory, durable=durable)
-                return self._writer(key, path, fresh, durable, error)
+            self._ensure_directory(os.path.dirname(path), durable=durable)
         except OSError as exc:
             raise error(exc) from exc
+        return self._writer(key, path, fresh, durable, error)
 
     def _writer(
         self,

@@ -1,6 +1,8 @@
 package io.graveler.spark;
 
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 
 import org.apache.spark.sql.SparkSession;
@@ -72,6 +74,22 @@ public final class GravelerTableProvider implements TableProvider, DataSourceReg
     Table table = python.getTable(visible, new Transform[0], props);
     boolean nativeWrites = NativeWrite.wanted(new CaseInsensitiveStringMap(props));
     return new GravelerTable(table, partitioning, visible, plan, nativeWrites);
+  }
+
+  /**
+   * Whether Spark's own Parquet path serves a read or write with {@code options}: Parquet (the
+   * default format) and {@code switchOption} (nativeReads / nativeWrites) not false. Raises
+   * IllegalArgumentException when the switch is not a boolean, as the Python options do.
+   */
+  static boolean nativeParquet(CaseInsensitiveStringMap options, String switchOption) {
+    String format = options.getOrDefault("format", "parquet").trim().toLowerCase(Locale.ROOT);
+    String raw = options.getOrDefault(switchOption, "true");
+    String value = raw.trim().toLowerCase(Locale.ROOT);
+    if (!Arrays.asList("true", "1", "yes", "false", "0", "no").contains(value)) {
+      throw new IllegalArgumentException(
+          "option '" + switchOption + "' must be true or false, got '" + raw + "'");
+    }
+    return "parquet".equals(format) && !Arrays.asList("false", "0", "no").contains(value);
   }
 
   /** {@code options} plus the session settings the Python data source cannot see. */

@@ -73,15 +73,9 @@ final class NativePlan {
    * Python side's options accept).
    */
   static boolean wanted(CaseInsensitiveStringMap options) {
-    String format = options.getOrDefault("format", "parquet").trim().toLowerCase(Locale.ROOT);
-    String raw = options.getOrDefault(NATIVE_OPTION, "true");
-    String forced = raw.trim().toLowerCase(Locale.ROOT);
-    if (!Arrays.asList("true", "1", "yes", "false", "0", "no").contains(forced)) {
-      throw new IllegalArgumentException(
-          "option '" + NATIVE_OPTION + "' must be true or false, got '" + raw + "'");
-    }
-    return "parquet".equals(format) && !Arrays.asList("false", "0", "no").contains(forced);
+    return GravelerTableProvider.nativeParquet(options, NATIVE_OPTION);
   }
+
 
   /** {@code options} plus the request for a plan. */
   static CaseInsensitiveStringMap request(CaseInsensitiveStringMap options) {

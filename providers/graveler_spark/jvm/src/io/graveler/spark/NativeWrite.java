@@ -2,10 +2,8 @@ package io.graveler.spark;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -61,15 +59,9 @@ final class NativeWrite implements V1Write {
    * {@code nativeWrites} is not a boolean.
    */
   static boolean wanted(CaseInsensitiveStringMap options) {
-    String format = options.getOrDefault("format", "parquet").trim().toLowerCase(Locale.ROOT);
-    String raw = options.getOrDefault(NATIVE_OPTION, "true");
-    String value = raw.trim().toLowerCase(Locale.ROOT);
-    if (!Arrays.asList("true", "1", "yes", "false", "0", "no").contains(value)) {
-      throw new IllegalArgumentException(
-          "option '" + NATIVE_OPTION + "' must be true or false, got '" + raw + "'");
-    }
-    return "parquet".equals(format) && !Arrays.asList("false", "0", "no").contains(value);
+    return GravelerTableProvider.nativeParquet(options, NATIVE_OPTION);
   }
+
 
   /** The builder Spark configures (append, or truncate for an overwrite). */
   static WriteBuilder builder(WriteBuilder python, Map<String, String> options) {
