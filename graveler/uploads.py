@@ -175,9 +175,13 @@ def _store_small_first(
         data = _read_small(source) if isinstance(source, os.PathLike) else source
         if isinstance(data, bytes):
             small.append((index, path, data))
+            continue
+        if isinstance(source, os.PathLike):  # too large to read whole: streamed (not reopened)
+            with open(source, "rb") as fh:
+                by_index[index] = store_object(repo, path, fh, metadata=meta, durable=False)
         else:
             by_index[index] = _store_one(repo, path, source, meta)
-            stored.append(by_index[index])
+        stored.append(by_index[index])
     addresses = [new_physical_address() for _ in small]
     infos = put_batch(
         [(address, data) for address, (_, _, data) in zip(addresses, small, strict=True)]
