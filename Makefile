@@ -15,10 +15,18 @@ SHIM_SRC := $(wildcard providers/graveler_spark/jvm/src/io/graveler/spark/*.java
 
 venv: $(STAMP) $(SHIM_JAR)
 
+# The install resolves against constraints.txt (every package pinned). uv (pinned here) does it
+# in about a minute where pip takes several; pip does it alone where uv cannot be installed.
+UV_VERSION := 0.13.9
+
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[$(EXTRAS)]'
+	if $(PY) -m pip install --quiet 'uv==$(UV_VERSION)' && \
+		$(PY) -m uv pip install --quiet --python $(PY) -c constraints.txt -e '.[$(EXTRAS)]'; then :; \
+	else \
+		$(PY) -m pip install --quiet --upgrade pip && \
+		$(PY) -m pip install --quiet -c constraints.txt -e '.[$(EXTRAS)]'; \
+	fi
 	$(PY) scripts/providers_pth.py
 	@touch $(STAMP)
 

@@ -99,15 +99,9 @@ def stage_stored(
     propagates. ``before_commit`` runs inside the staging transaction once every entry is
     written to it, before it commits (StagingStore.stage consumes its entries inside its
     transaction): what it raises rolls the transaction back."""
-
-    def staged() -> Iterator[StagedEntry]:
-        yield from (e.to_staged() for e in stored)
-        if before_commit is not None:
-            before_commit()
-
-    entries = staged() if before_commit is not None else [e.to_staged() for e in stored]
+    entries = [e.to_staged() for e in stored]
     try:
-        repo.staging.stage(repo.name, branch, entries)
+        repo.staging.stage(repo.name, branch, entries, before_commit=before_commit)
     except BaseException:
         delete_stored(repo, stored)
         raise

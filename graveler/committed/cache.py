@@ -16,7 +16,6 @@ evict, least recently used first, to stay within their byte budgets.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import tempfile
 import threading
@@ -191,26 +190,6 @@ class TieredCache:
                 os.unlink(tmp)
             raise
         self._register_disk(file_id, len(data))
-
-    def adopt_file(self, file_id: str, path: str) -> None:
-        """Move a freshly written file into the disk tier (a rename; a copy when ``path`` is on
-        another filesystem), or delete it when there is no disk tier. ``path`` is gone after."""
-        if self.directory is None:
-            os.unlink(path)
-            return
-        dest = self.path_of(file_id)
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        size = os.path.getsize(path)
-        try:
-            os.replace(path, dest)
-        except OSError as exc:
-            if exc.errno != errno.EXDEV:
-                raise
-            with open(path, "rb") as fh:
-                self.put_bytes(file_id, fh.read())
-            os.unlink(path)
-            return
-        self._register_disk(file_id, size)
 
     def drop(self, file_id: str) -> None:
         """Forget a file in both tiers."""

@@ -8,7 +8,6 @@ mismatch with :class:`CorruptFile`, so damaged bytes are never served.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import tempfile
@@ -29,10 +28,10 @@ from graveler.committed.record import (
     file_id,
     record_fingerprints,
 )
-from graveler.errors import CorruptFile, GravelerError, ObjectNotFound
+from graveler.errors import CorruptFile, GravelerError, ObjectNotFound, StorageError
 from graveler.model import EMPTY_METARANGE_ID
 from graveler.objectstore.port import ObjectStore
-from graveler.sstable import SstReader, SstWriter
+from graveler.sstable import SstReader, table_bytes
 
 TREE_PREFIX = "_graveler/"
 # Python object overhead per decoded record (tuple, three bytes objects, dict and list slots,
@@ -165,31 +164,27 @@ class TreeFiles:
         return mid
 
     def _write_file(self, fid: str, keys: list[bytes], values: list[bytes]) -> Future[str]:
-        """Build the SST in the scratch directory, then store it in the background."""
-        fd, path = tempfile.mkstemp(dir=self.scratch_dir, prefix=".tmp-", suffix=".sst")
-        os.close(fd)
-        try:
-            with SstWriter(path) as writer:
-                writer.add_many(keys, values)
-                writer.finish()
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-            raise
+        """Build the SST in memory, then store it in the background."""
+        data = table_bytes(keys, values, self.scratch_dir)
         self.files_written += 1
-        return _uploads().submit(self._publish, fid, path)
+        return _uploads().submit(self._publish, fid, data)
 
-    def _publish(self, fid: str, path: str) -> str:
-        """Store the file (atomically; durable once its key is synced); returns its key."""
+    def _publish(self, fid: str, data: bytes) -> str:
+        """Store the file, durable once its key is synced, and keep a disk-tier copy; returns
+        its key.
+
+        A new file is written as a fresh object (in place, flushed by the sync with its
+        directory entry: nothing reads it before the commit that names it is recorded). When
+        that fails, most often because the file is already there (the same tree content
+        was written before, perhaps torn by a crash or still being written by another
+        process), it is replaced atomically by a copy flushed before it is renamed in."""
         key = TREE_PREFIX + fid
         try:
-            with open(path, "rb") as fh, self.store.open_writer(key, durable=False) as writer:
-                while chunk := fh.read(1 << 20):
-                    writer.write(chunk)
-            self.cache.adopt_file(fid, path)  # the scratch file becomes the disk-tier copy
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)  # only still there when storing failed
+            with self.store.open_writer(key, fresh=True, durable=False) as writer:
+                writer.write(data)
+        except StorageError:
+            self.store.put(key, data)
+        self.cache.put_bytes(fid, data)
         return key
 
     # --- verification --------------------------------------------------------------------------

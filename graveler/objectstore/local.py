@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from graveler.errors import InvalidArgument, InvalidKey, ObjectNotFound, StorageError
 from graveler.objectstore._io import check_range, from_timestamp, iter_chunks
+from graveler.objectstore.durability import fsync_covers_new_entry
 from graveler.objectstore.keys import validate_key, validate_prefix
 from graveler.objectstore.local_writer import (
     TMP_PREFIX,
@@ -57,6 +58,7 @@ class LocalObjectStore:
         self._made_dirs: set[str] = set()  # directories known to exist (put_fresh_batch)
         self._unsynced_dirs: set[str] = set()  # holding entries of new dirs, not yet fsynced
         self._unflushed: set[str] = set()  # keys of new files written without an fsync
+        self._root_device: int | None = None
 
     def __repr__(self) -> str:
         return f"LocalObjectStore({self._root!r})"
@@ -200,8 +202,10 @@ class LocalObjectStore:
         """Make durable the objects that writers opened with ``durable=False`` committed under
         ``keys``, and the directories created for them: one ``syncfs`` for a large batch on
         Linux, otherwise an fsync of each file not flushed yet (fresh ones) and of each
-        directory involved (see :func:`~graveler.objectstore.local_writer.sync_files`).
-        Raises StorageError."""
+        directory involved (see :func:`~graveler.objectstore.local_writer.sync_files`). The
+        directory of a fresh file needs none where the file's fsync also commits its entry
+        (:func:`~graveler.objectstore.durability.fsync_covers_new_entry`). Raises
+        StorageError."""
         batch = list(keys)
         with self._lock:
             parents = list(self._unsynced_dirs)
@@ -209,8 +213,9 @@ class LocalObjectStore:
 
         def plan() -> tuple[builtins.list[str], set[str]]:
             paths = {key: self._path(key) for key in batch}
-            folders = {os.path.dirname(p) for p in paths.values()}.union(parents)
-            return [paths[key] for key in unflushed], folders
+            fresh = set(unflushed) if self._entries_follow_files() else set()
+            folders = {os.path.dirname(paths[key]) for key in batch if key not in fresh}
+            return [paths[key] for key in unflushed], folders.union(parents)
 
         try:
             sync_files(self._root, len(batch), plan)
@@ -221,6 +226,15 @@ class LocalObjectStore:
         with self._lock:  # only once they are on disk
             self._unsynced_dirs.difference_update(parents)
             self._unflushed.difference_update(unflushed)
+
+    def _entries_follow_files(self) -> bool:
+        """Whether an fsync of a new file under the root commits its directory entry too."""
+        if self._root_device is None:
+            try:
+                self._root_device = os.stat(self._root).st_dev
+            except OSError:
+                return False
+        return fsync_covers_new_entry(self._root_device)
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
         """Create ``key`` unless a file is there: a complete, fsynced temp file is hard-linked

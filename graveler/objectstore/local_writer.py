@@ -111,9 +111,12 @@ def sync_files(root: str, count: int, plan: Callable[[], tuple[list[str], set[st
     if count >= SYNCFS_MIN_FILES and syncfs(root):
         return
     files, folders = plan()
-    pool = _file_pool()
-    for future in [pool.submit(_fsync_file, p) for p in files]:
-        future.result()
+    if len(files) == 1:  # a single put: no hand-off to another thread
+        _fsync_file(files[0])
+    else:
+        pool = _file_pool()
+        for future in [pool.submit(_fsync_file, p) for p in files]:
+            future.result()
     for done in [fsync_directory_async(d) for d in folders]:
         done.result()
 
@@ -267,11 +270,24 @@ class LocalObjectWriter(BaseObjectWriter):
             unlink_quietly(self._tmp)
 
     def _discard(self) -> None:
+        ours = True
         if self._fd >= 0:
+            if self._fresh:  # the name may have been given to another's file since
+                ours = _same_file(self._fd, self._tmp)
             with contextlib.suppress(OSError):
                 os.close(self._fd)
             self._fd = -1
-        unlink_quietly(self._tmp)
+        if ours:
+            unlink_quietly(self._tmp)
+
+
+def _same_file(fd: int, path: str) -> bool:
+    """Whether ``path`` still names the file open as ``fd``."""
+    try:
+        held, named = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
 
 
 def _write_all(fd: int, view: memoryview) -> None:

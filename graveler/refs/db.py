@@ -147,6 +147,38 @@ class Database:
                 self._direct_all.add(held)
         return held.conn
 
+    @contextmanager
+    def direct_transaction(
+        self, what: str, *, write: bool = True, durable: bool = False
+    ) -> Iterator[sqlite3.Connection]:
+        """The calling thread's :meth:`direct_connection` (which must exist) for statements
+        that skip SQLAlchemy, errors translated as :meth:`write` does. ``write``: inside
+        ``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back when the block raises), with
+        ``synchronous=FULL`` when ``durable`` (else ``NORMAL``, as staging writes are); not
+        ``write``: no transaction of its own (each statement sees its own snapshot)."""
+        conn = self.direct_connection()
+        if conn is None:
+            raise AssertionError("direct transactions need a SQLite database file")
+        with translate_errors(what):
+            if not write:
+                yield conn
+                return
+            try:
+                if durable:
+                    conn.execute("PRAGMA synchronous = FULL")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            finally:
+                self.local_writes += 1
+                if durable:
+                    conn.execute("PRAGMA synchronous = NORMAL")
+
     def changes(self) -> ChangeMarker | None:
         """SQLite: the marker of commits by other connections and processes
         (:mod:`graveler.refs.changes`), opened on first use; None on PostgreSQL, where

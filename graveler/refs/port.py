@@ -134,12 +134,20 @@ class RefStore(Protocol):
 
 
 class StagingStore(Protocol):
-    def stage(self, repo: str, branch: str, entries: Iterable[StagedEntry]) -> str:
+    def stage(
+        self,
+        repo: str,
+        branch: str,
+        entries: Iterable[StagedEntry],
+        *,
+        before_commit: Callable[[], object] | None = None,
+    ) -> str:
         """Write entries (values or tombstones; last write per key wins) under the branch's
         current staging token in one transaction; return that token. ``entries`` is consumed
-        inside the transaction, which commits once it is exhausted: whatever iterating it
-        raises rolls the whole call back. Raises BranchNotFound, or ProtectedBranch when the
-        branch is protected (checked in the same transaction)."""
+        inside the transaction, which commits once it is exhausted and ``before_commit`` (if
+        given) has returned: whatever iterating or ``before_commit`` raises rolls the whole
+        call back. Raises BranchNotFound, or ProtectedBranch when the branch is protected
+        (checked in the same transaction)."""
         ...
 
     def get_staged(self, token: str, key: bytes) -> StagedEntry | None:

@@ -22,7 +22,7 @@ from graveler.errors import (
 )
 from graveler.keyspace import text_successor
 from graveler.model import Branch, Commit, Repository, Tag
-from graveler.refs import rows
+from graveler.refs import rows, sqlite_branch
 from graveler.refs.db import Database
 from graveler.refs.schema import branches, commits, hook_runs, repositories, tags
 from graveler.refs.sql_staging import delete_tokens
@@ -128,6 +128,8 @@ class SqlRefStore:
 
     def get_branch(self, repo: str, name: str) -> Branch:
         """Raises BranchNotFound (also when the repository does not exist)."""
+        if self._db.direct_connection() is not None:
+            return sqlite_branch.get_branch(self._db, repo, name)
         with self._db.read(f"get branch {name!r}") as conn:
             row = conn.execute(select(branches).where(*_branch_key(repo, name))).first()
         if row is None:
@@ -154,6 +156,9 @@ class SqlRefStore:
         BranchMoved, BranchNotFound, or InvalidArgument when the names differ."""
         if new.name != expected.name:
             raise InvalidArgument(f"cannot rename branch {expected.name!r} to {new.name!r}")
+        if self._db.direct_connection() is not None:
+            sqlite_branch.swap_branch(self._db, repo, expected, new, durable=durable)
+            return
         with self._db.write(f"update branch {expected.name!r}", durable=durable) as conn:
             _swap_branch(conn, repo, expected, new)
 
@@ -166,6 +171,9 @@ class SqlRefStore:
         RepositoryNotFound, InvalidArgument (names differ)."""
         if new.name != expected.name:
             raise InvalidArgument(f"cannot rename branch {expected.name!r} to {new.name!r}")
+        if self._db.direct_connection() is not None:
+            sqlite_branch.advance_branch(self._db, repo, expected, new, commit)
+            return
         with self._db.write(f"move branch {expected.name!r}") as conn:
             if commit is not None:
                 _lock_repository(conn, repo, exclusive=False)

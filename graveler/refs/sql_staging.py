@@ -8,7 +8,7 @@ resolves cannot be sealed until its entries are committed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeGuard
 
 from sqlalchemy import Connection, delete, func, select
@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from graveler.errors import BranchNotFound, InvalidArgument, ProtectedBranch
 from graveler.keyspace import successor
 from graveler.model import StagedEntry
-from graveler.refs import rows, sqlite_stage
+from graveler.refs import rows, sqlite_branch, sqlite_stage
 from graveler.refs.db import Database
 from graveler.refs.pg_copy import COPY_MIN_ROWS, copy_upsert
 from graveler.refs.schema import branches, staged_entries
@@ -48,7 +48,14 @@ class SqlStagingStore:
         kept): what a commit needs before it seals. Raises BranchNotFound."""
         return self._views.get(repo, branch, eager=entries)
 
-    def stage(self, repo: str, branch: str, entries: Iterable[StagedEntry]) -> str:
+    def stage(
+        self,
+        repo: str,
+        branch: str,
+        entries: Iterable[StagedEntry],
+        *,
+        before_commit: Callable[[], object] | None = None,
+    ) -> str:
         """Write ``entries`` under the branch's current staging token in one transaction and
         return the token. Last write per key wins, within the call and against earlier calls.
 
@@ -68,11 +75,12 @@ class SqlStagingStore:
         Raises BranchNotFound, ProtectedBranch (the branch refuses writes: checked in the
         same transaction, so a concurrent ``protect`` is either before or after the whole
         call); InvalidArgument for a key, identity or value that is not bytes (nothing is
-        written then)."""
+        written then). ``before_commit`` runs last inside the transaction (the caller waits
+        there for the entries' bytes to be durable)."""
         if _few(entries) and sqlite_stage.AVAILABLE and self._db.direct_connection():
             for entry in entries:
                 _check(entry)
-            return sqlite_stage.stage_few(self._db, repo, branch, entries)
+            return sqlite_stage.stage_few(self._db, repo, branch, entries, before_commit)
         with self._db.write(f"stage on branch {branch!r} of {repo!r}", durable=False) as conn:
             token = _lock_staging_token(conn, repo, branch)
             for chunk in _chunks(entries, self._chunk_size):
@@ -80,6 +88,8 @@ class SqlStagingStore:
                     copy_upsert(conn, token, chunk)
                 else:
                     conn.exec_driver_sql(self._upsert.sql, self._upsert.params(token, chunk))
+            if before_commit is not None:
+                before_commit()
         return token
 
     def get_staged(self, token: str, key: bytes) -> StagedEntry | None:
@@ -134,6 +144,9 @@ class SqlStagingStore:
     def drop_tokens(self, tokens: Sequence[str], prefix: bytes = b"") -> None:
         """Delete every entry of ``tokens`` (only keys starting with ``prefix`` when given),
         in one transaction (on SQLite with ``synchronous=NORMAL``, like ``stage``)."""
+        if not prefix and self._db.direct_connection() is not None:
+            sqlite_branch.drop_tokens(self._db, list(tokens))
+            return
         with self._db.write("drop staging tokens", durable=False) as conn:
             delete_tokens(conn, list(tokens), prefix)
 

@@ -24,7 +24,7 @@ from sqlalchemy import exists, select
 
 from graveler.errors import BranchNotFound
 from graveler.model import Branch, StagedEntry
-from graveler.refs import rows
+from graveler.refs import rows, sqlite_branch
 from graveler.refs.db import Database
 from graveler.refs.port import IterStaged, merge_tokens
 from graveler.refs.schema import branches, staged_entries
@@ -96,6 +96,10 @@ def read_view(
 ) -> SqlBranchView:
     """Read a branch view in one transaction, loading up to ``eager`` staged entries into
     memory when that is all of them. Raises BranchNotFound."""
+    if not eager and db.direct_connection() is not None:
+        branch, has_entries = sqlite_branch.get_branch_and_dirt(db, repo, name)
+        clean = not has_entries and not branch.sealed_tokens
+        return SqlBranchView(branch, db, iter_staged, None, clean=clean)
     dirty = exists().where(staged_entries.c.token == branches.c.staging_token)
     query = select(branches, dirty.label("dirty")).where(
         branches.c.repo == repo, branches.c.name == name

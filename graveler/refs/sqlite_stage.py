@@ -14,11 +14,11 @@ rolled back and the row is read to say which. The contract is
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from graveler.errors import BranchNotFound, ProtectedBranch
 from graveler.model import StagedEntry
-from graveler.refs.db import Database, translate_errors
+from graveler.refs.db import Database
 
 #: Calls with at most this many entries take this path.
 MAX_ENTRIES = 16
@@ -35,23 +35,18 @@ _UPSERT = (
 _BRANCH = "SELECT staging_token, protected FROM graveler_branches WHERE repo = ? AND name = ?"
 
 
-def stage_few(db: Database, repo: str, branch: str, entries: Sequence[StagedEntry]) -> str:
+def stage_few(
+    db: Database,
+    repo: str,
+    branch: str,
+    entries: Sequence[StagedEntry],
+    before_commit: Callable[[], object] | None = None,
+) -> str:
     """Stage ``entries`` (already checked; one or more, at most :data:`MAX_ENTRIES`) in one
-    transaction on the thread's direct connection; return the token. Raises
-    BranchNotFound, ProtectedBranch or StorageError."""
-    conn = db.direct_connection()
-    if conn is None:
-        raise AssertionError("stage_few needs a SQLite database file")
-    with translate_errors(f"stage on branch {branch!r} of {repo!r}"):
-        try:
-            return _stage(conn, repo, branch, entries)
-        finally:
-            db.local_writes += 1
-
-
-def _stage(conn: sqlite3.Connection, repo: str, branch: str, entries: Sequence[StagedEntry]) -> str:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    transaction on the thread's direct connection, calling ``before_commit`` last inside it;
+    return the token. Raises BranchNotFound, ProtectedBranch or StorageError (or what
+    ``before_commit`` raised, after rolling back)."""
+    with db.direct_transaction(f"stage on branch {branch!r} of {repo!r}") as conn:
         token = None
         for entry in entries:
             row = (entry.key, entry.identity, entry.value, repo, branch)
@@ -59,11 +54,8 @@ def _stage(conn: sqlite3.Connection, repo: str, branch: str, entries: Sequence[S
             if written is None:
                 raise _refusal(conn, repo, branch)
             token = written[0]
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+        if before_commit is not None:
+            before_commit()
     return str(token)
 
 

@@ -8,9 +8,9 @@ on-disk layout.
 """
 
 from graveler.sstable.reader import SstReader
-from graveler.sstable.writer import SstWriter
+from graveler.sstable.writer import SstWriter, table_bytes
 
 #: Version of graveler's sstable layout (RocksDB block-based table, uncompressed, XXH3).
 FORMAT_VERSION = 1
 
-__all__ = ["FORMAT_VERSION", "SstReader", "SstWriter"]
+__all__ = ["FORMAT_VERSION", "SstReader", "SstWriter", "table_bytes"]

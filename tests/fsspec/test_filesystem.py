@@ -248,9 +248,9 @@ def test_put_of_a_directory_is_one_staging_per_branch(fs, lake, tmp_path, monkey
     staging = type(lake.staging)
     real = staging.stage
 
-    def counting(self, repo, branch, entries):  # type: ignore[no-untyped-def]
+    def counting(self, repo, branch, entries, **kw):  # type: ignore[no-untyped-def]
         stagings.append(1)
-        return real(self, repo, branch, entries)
+        return real(self, repo, branch, entries, **kw)
 
     monkeypatch.setattr(staging, "stage", counting)
     fs.put(str(src), "lake/main/up", recursive=True, metadata={"by": "put"})

@@ -227,11 +227,20 @@ def test_a_durable_fresh_writer_fsyncs_its_directory_unless_the_filesystem_cover
     assert flushes["dirs"] == [str(root / "a")]
 
 
+@pytest.mark.parametrize("covered", [False, True])
 def test_a_small_relaxed_batch_is_flushed_file_by_file_at_sync(
-    store: LocalObjectStore, root: Path, flushes: dict[str, list[str]]
+    store: LocalObjectStore,
+    root: Path,
+    flushes: dict[str, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    covered: bool,
 ) -> None:
-    """Relaxed writers flush nothing; ``sync`` of a few keys fsyncs each file and each
-    directory once, and the parents of the directories created for them."""
+    """Relaxed writers flush nothing; ``sync`` of a few keys fsyncs each file, the parents
+    of the directories created for them, and each directory holding them unless the
+    filesystem commits a new file's entry with its fsync."""
+    from graveler.objectstore import local
+
+    monkeypatch.setattr(local, "fsync_covers_new_entry", lambda dev: covered)
     keys = ["a/1", "a/2", "b/1"]
     root.mkdir()
     for key in keys:
@@ -240,7 +249,8 @@ def test_a_small_relaxed_batch_is_flushed_file_by_file_at_sync(
     assert flushes == {"dirs": [], "files": [], "syncfs": []}
     store.sync(keys)
     assert sorted(flushes["files"]) == [str(root / k) for k in keys]
-    assert sorted(flushes["dirs"]) == [str(root), str(root / "a"), str(root / "b")]
+    holding = [] if covered else [str(root / "a"), str(root / "b")]
+    assert sorted(flushes["dirs"]) == [str(root), *holding]
     assert flushes["syncfs"] == []
     flushes["dirs"].clear()
     store.sync(keys[:1])  # the new directories' entries were flushed once: not again
@@ -261,9 +271,10 @@ def test_a_large_relaxed_batch_is_flushed_with_one_syncfs(
 def test_without_syncfs_a_large_batch_is_flushed_file_by_file(
     store: LocalObjectStore, root: Path, flushes: dict[str, list[str]], monkeypatch
 ) -> None:
-    from graveler.objectstore import local_writer
+    from graveler.objectstore import local, local_writer
 
     monkeypatch.setattr(local_writer, "syncfs", lambda p: False)  # not Linux
+    monkeypatch.setattr(local, "fsync_covers_new_entry", lambda dev: False)  # nor ext4
     keys = [f"data/{i % 4:02x}/{i}" for i in range(40)]
     store.put_fresh_batch([(k, b"x") for k in keys])
     store.sync(keys)
@@ -343,12 +354,21 @@ def test_a_directory_swapped_for_a_link_after_a_write_is_refused(
     assert list(outside.iterdir()) == []
 
 
+@pytest.mark.parametrize("covered", [False, True])
 def test_sync_flushes_only_what_is_not_flushed_yet(
-    store: LocalObjectStore, root: Path, flushes: dict[str, list[str]]
+    store: LocalObjectStore,
+    root: Path,
+    flushes: dict[str, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    covered: bool,
 ) -> None:
     """A plain relaxed writer (what tree files use) fsyncs its file before the rename, so
-    ``sync`` only flushes its directory; a fresh relaxed one is flushed at ``sync``; a key
-    synced (or deleted) is not flushed again."""
+    ``sync`` only flushes its directory; a fresh relaxed one is flushed at ``sync`` (its
+    directory too, unless the file's fsync commits its entry); a key synced (or deleted)
+    is not flushed again."""
+    from graveler.objectstore import local
+
+    monkeypatch.setattr(local, "fsync_covers_new_entry", lambda dev: covered)
     root.mkdir()
     store.put("t/seed", b"")
     store.put("n/seed", b"")
@@ -359,7 +379,25 @@ def test_sync_flushes_only_what_is_not_flushed_yet(
         w.write(b"x")
     store.sync(["t/tree-file", "n/new"])
     assert flushes["files"] == [str(root / "n" / "new")]
-    assert sorted(flushes["dirs"]) == [str(root / "n"), str(root / "t")]
+    fresh_dir = [] if covered else [str(root / "n")]
+    assert sorted(flushes["dirs"]) == [*fresh_dir, str(root / "t")]
     flushes["files"].clear()
     store.sync(["n/new"])
     assert flushes["files"] == []
+
+
+def test_an_aborted_fresh_writer_leaves_a_file_that_took_its_name(
+    store: LocalObjectStore, root: Path
+) -> None:
+    """A fresh writer removes its file when it fails, but not a file that replaced it under
+    the same name meanwhile (a tree file another writer stored whole)."""
+    writer = store.open_writer("_graveler/tree", fresh=True, durable=False)
+    writer.write(b"partial")
+    store.put("_graveler/tree", b"the complete copy")
+    with pytest.raises(RuntimeError), writer:
+        raise RuntimeError("the first writer fails")
+    assert store.get("_graveler/tree") == b"the complete copy"
+    with pytest.raises(RuntimeError), store.open_writer("alone", fresh=True) as w:
+        w.write(b"x")
+        raise RuntimeError("its own file goes")
+    assert not store.exists("alone")

@@ -7,19 +7,23 @@ means for a killed process: every acknowledged write is still there."""
 from __future__ import annotations
 
 import sqlite3
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from sqlalchemy import event
 
 from graveler.model import StagedEntry
-from graveler.refs import sqlite_stage
+from graveler.refs.db import Database
 from graveler.refs.sql import SqlMetadataStore
-from tests.refs.conftest import new_repository
+from tests.refs.conftest import T0, a_commit, new_repository
 
 
-def _synchronous_levels(store: SqlMetadataStore) -> list[int]:
-    """Records the ``synchronous`` level in force at every BEGIN IMMEDIATE."""
+def _synchronous_levels(store: SqlMetadataStore, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records the ``synchronous`` level in force in every write transaction, whether it runs
+    through SQLAlchemy (at its BEGIN IMMEDIATE) or on a direct connection
+    (``Database.direct_transaction``: just after its BEGIN)."""
     levels: list[int] = []
 
     def before(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
@@ -28,47 +32,65 @@ def _synchronous_levels(store: SqlMetadataStore) -> list[int]:
             levels.append(dbapi.execute("PRAGMA synchronous").fetchone()[0])
 
     event.listen(store._db.engine, "before_cursor_execute", before)
+    real = Database.direct_transaction
+
+    @contextmanager
+    def direct(self, what, *, write=True, durable=False):  # type: ignore[no-untyped-def]
+        with real(self, what, write=write, durable=durable) as conn:
+            if write:
+                levels.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+            yield conn
+
+    monkeypatch.setattr(Database, "direct_transaction", direct)
     return levels
 
 
-def test_staging_is_relaxed_and_branch_moves_are_full(tmp_path: Path) -> None:
+NORMAL, FULL = 1, 2
+
+
+def test_staging_is_relaxed_and_branch_moves_are_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through SQLAlchemy (many entries, a generator) and on the direct connection (one
+    entry, branch swaps and moves, token drops) alike."""
     store = SqlMetadataStore(f"sqlite:///{tmp_path / 'refs.db'}")
     new_repository(store)
-    levels = _synchronous_levels(store)
+    levels = _synchronous_levels(store, monkeypatch)
     many = [StagedEntry(b"k%d" % i, b"i", b"v") for i in range(40)]  # the SQLAlchemy path
     store.stage("repo", "main", many)
     branch = store.get_branch("repo", "main")
     store.update_branch("repo", branch, branch)
     store.stage("repo", "main", iter(many))
     store.drop_tokens([branch.staging_token])
-    assert levels == [1, 2, 1, 1]  # NORMAL, FULL, NORMAL, NORMAL
+    store.stage("repo", "main", [StagedEntry(b"k", b"i", b"v")])  # a put: the direct path
+    store.update_branch("repo", branch, branch, durable=False)  # a commit's seal
+    moved = replace(branch, commit_id=a_commit("c1").id)
+    store.advance_branch("repo", branch, moved, a_commit("c1"))
+    assert levels == [NORMAL, FULL, NORMAL, NORMAL, NORMAL, NORMAL, FULL]
+    # the direct connection is left relaxed for the next staging write
+    assert store._db.direct_connection().execute("PRAGMA synchronous").fetchone()[0] == NORMAL
     store.close()
 
 
-def test_a_single_put_is_staged_relaxed_too(tmp_path: Path) -> None:
-    """A call of a few entries goes to the driver directly (graveler.refs.sqlite_stage) and
-    commits with synchronous=NORMAL as well; a branch move after it is FULL again."""
+def test_a_commit_row_written_directly_is_the_one_sqlalchemy_writes(tmp_path: Path) -> None:
+    """The direct path stores a commit exactly as SQLAlchemy's ``add_commit`` does (its
+    time as naive UTC text with microseconds), so either reads it back equal."""
     store = SqlMetadataStore(f"sqlite:///{tmp_path / 'refs.db'}")
-    new_repository(store)
-    levels = _synchronous_levels(store)
-    seen: list[int] = []
-    real = sqlite_stage._stage
-
-    def spy(conn, *args):  # type: ignore[no-untyped-def]
-        token = real(conn, *args)
-        seen.append(conn.execute("PRAGMA synchronous").fetchone()[0])
-        return token
-
-    sqlite_stage._stage = spy
-    try:
-        store.stage("repo", "main", [StagedEntry(b"k", b"i", b"v")])
-        branch = store.get_branch("repo", "main")
-        store.update_branch("repo", branch, branch)
-        store.stage("repo", "main", [StagedEntry(b"k2", b"i", b"v")])
-    finally:
-        sqlite_stage._stage = real
-    assert seen == [1, 1]  # NORMAL for both stagings
-    assert levels == [2]  # the branch move, through SQLAlchemy: FULL
+    new_repository(store, "one")
+    new_repository(store, "two")
+    commit = a_commit("c1", creation_date=T0)  # a non-UTC offset and microseconds
+    store.add_commit("one", commit)  # SQLAlchemy
+    branch = store.get_branch("two", "main")
+    store.advance_branch("two", branch, replace(branch, commit_id=commit.id), commit)  # direct
+    raw = sqlite3.connect(tmp_path / "refs.db")
+    stored = dict(
+        raw.execute(
+            "SELECT repo, creation_date FROM graveler_commits WHERE id = ?", (commit.id,)
+        ).fetchall()
+    )
+    raw.close()
+    assert stored["one"] == stored["two"]
+    assert store.get_commit("two", commit.id) == store.get_commit("one", commit.id) == commit
     store.close()
 
 
