@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"\n=== {name} (sizes {shown}) ===", flush=True)
                 results["suites"][name] = ENGINE_SUITES[name](sizes)
             else:
-                print(f"\n=== {name} ({args.scale}) ===", flush=True)
+                print(f"\n=== {name} ({args.scale}) ===  [{machine_state()}]", flush=True)
                 results["suites"][name] = SUITES[name](ctx)
     results["seconds"] = time.perf_counter() - started
     print(f"\nall suites finished in {results['seconds']:.0f} s")
@@ -152,6 +153,19 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps(results, indent=2, default=str))
     _headline(results["suites"], args.markdown)
     return 0
+
+
+def machine_state() -> str:
+    """The load average and, on Linux, the share of the last 10 / 60 s in which some task
+    waited on I/O (pressure stall information): file-creating and fsyncing suites slow down
+    with it, whatever the tool, so a run's I/O-bound figures say most when it is near 0."""
+    state = f"load {os.getloadavg()[0]:.2f}"
+    try:
+        some = Path("/proc/pressure/io").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return state
+    fields = dict(part.split("=", 1) for part in some[1:] if "=" in part)
+    return f"{state}, I/O pressure {fields.get('avg10', '?')}% / {fields.get('avg60', '?')}%"
 
 
 def _headline(suites: dict[str, Any], path: str | None) -> None:

@@ -104,29 +104,33 @@ def measure_reads(
 
 def legacy_put(repo: Repository, branch: str, path: str, data: bytes | BinaryIO) -> ObjectEntry:
     """``Repository.put`` as it was at commit a84461e (the reference for the put ratio)."""
-    if repo.refs.get_branch(repo.name, branch).protected:
-        raise AssertionError("the benchmark branch is not protected")
-    address = new_physical_address()
-    reader = HashingReader(data)
-    info = repo.store.put(address, reader)  # type: ignore[arg-type]
-    entry = ObjectEntry(
-        path, address, reader.size, reader.hexdigest(), info.mtime, guess_type(path), {}
-    )
-    with _full_sync(repo):
+    with _as_at_a84461e(repo):
+        if repo.refs.get_branch(repo.name, branch).protected:
+            raise AssertionError("the benchmark branch is not protected")
+        address = new_physical_address()
+        reader = HashingReader(data)
+        info = repo.store.put(address, reader)  # type: ignore[arg-type]
+        entry = ObjectEntry(
+            path, address, reader.size, reader.hexdigest(), info.mtime, guess_type(path), {}
+        )
         repo.staging.stage(repo.name, branch, [entry.to_staged()])
     return entry
 
 
 @contextmanager
-def _full_sync(repo: Repository) -> Any:
-    """Stage with ``synchronous=FULL``, as every write was before staging was relaxed."""
+def _as_at_a84461e(repo: Repository) -> Any:
+    """The database as a84461e used it: every statement through SQLAlchemy (no direct SQLite
+    connection, which came later) and staging committed with ``synchronous=FULL``, as every
+    write was before staging was relaxed."""
     db = repo.staging._db  # type: ignore[attr-defined]
     relaxed = db._relaxed
     db._relaxed = db._writer
+    db.direct_connection = lambda: None
     try:
         yield
     finally:
         db._relaxed = relaxed
+        del db.direct_connection
 
 
 def measure_puts(repo: Repository, puts: int) -> dict[str, float]:

@@ -2,7 +2,8 @@
 
 The same 10,000 local files of 100 bytes go in every tool, bytes included:
 
-* import (best of 3, each into a fresh repository): graveler ``upload_many`` + ``commit``
+* import (best of 3, each into a fresh repository; the tools take turns, so a change of the
+  machine's load during the run falls on all of them): graveler ``upload_many`` + ``commit``
   in-process and ``graveler fs upload --recursive``
   + ``graveler commit`` as processes; ``git add -A && git commit`` (CLI, one shell); pygit2
   (libgit2 in-process: index ``add_all``, ``write_tree``, ``create_commit``); DVC (``dvc add`` +
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -76,46 +78,69 @@ def _changed(root: Path, rel: str, t: int) -> None:
     (root / rel).write_bytes(f"changed {t}\n".encode())
 
 
-def best_import(prepare: Callable[[Path], Callable[[], Any]], work: Path) -> float:
-    """The best of IMPORTS timed imports, each into a fresh ``work`` made by ``prepare``
-    (which returns the import to time); the last one's result is left in ``work``."""
-    best = float("inf")
+@dataclass
+class Side:
+    """One tool: ``prepare(work)`` sets up an import into the fresh directory ``work`` and
+    returns it, to be timed; ``change(work, rel, t)`` returns the timed one-file commit of
+    change ``t`` to ``rel`` in the last import (None: the tool is timed on imports only)."""
+
+    prepare: Callable[[Path], Callable[[], Any]]
+    change: Callable[[Path, str, int], Callable[[], Any]] | None = None
+
+
+def compare(sides: dict[str, Side], base: Path, changes: list[str]) -> dict[str, dict[str, float]]:
+    """Time every side's import IMPORTS times and its one-file commit once per change, the
+    sides taking turns (git, pygit2, DVC, graveler, then git again...), so that a change in
+    the machine's load or disk state during the run falls on every tool alike. An import is
+    the best of its attempts (each into a fresh directory: git may still be writing into an
+    earlier one, auto gc), a commit the median of its changes."""
+    imports: dict[str, list[float]] = {name: [] for name in sides}
+    work = {name: base / name for name in sides}
     for attempt in range(IMPORTS):
-        # A directory per attempt: git may still be writing into an earlier one (auto gc).
-        target = work if attempt == IMPORTS - 1 else work.with_name(f"{work.name}.{attempt}")
-        best = min(best, timed(prepare(target)))
-    return best
+        for name, side in sides.items():
+            last = attempt == IMPORTS - 1
+            target = work[name] if last else work[name].with_name(f"{name}.{attempt}")
+            imports[name].append(timed(side.prepare(target)))
+    commits: dict[str, list[float]] = {name: [] for name, s in sides.items() if s.change}
+    for t, rel in enumerate(changes):
+        for name in commits:
+            change = sides[name].change
+            assert change is not None
+            commits[name].append(timed(change(work[name], rel, t)))
+    out = {name: {"import": min(times)} for name, times in imports.items()}
+    for name, times in commits.items():
+        out[name]["commit_1"] = statistics.median(times)
+    return out
 
 
-def git_cli(src: Path, work: Path, changes: list[str]) -> dict[str, float]:
+def git_cli(src: Path) -> Side:
     def prepare(work: Path) -> Callable[[], None]:
         shutil.copytree(src, work)
         sh("git init -q", work)
         return lambda: sh("git add -A && git commit -q -m import", work)
 
-    imported = best_import(prepare, work)
-    times = []
-    for t, rel in enumerate(changes):
+    def change(work: Path, rel: str, t: int) -> Callable[[], None]:
         _changed(work, rel, t)
-        times.append(timed(lambda rel=rel: sh(f"git add {rel} && git commit -q -m change", work)))
-    return {"import": imported, "commit_1": statistics.median(times)}
+        return lambda: sh(f"git add {rel} && git commit -q -m change", work)
+
+    return Side(prepare, change)
 
 
-def pygit2_side(src: Path, work: Path, changes: list[str]) -> dict[str, float] | None:
+def pygit2_side(src: Path) -> Side | None:
     if importlib.util.find_spec("pygit2") is None:
         return None
     import pygit2
 
     sig = pygit2.Signature("bench", "bench@localhost")
-    repos: list[Any] = []
+    repos: dict[Path, Any] = {}
 
     def prepare(work: Path) -> Callable[[], None]:
         shutil.copytree(src, work)
-        repos[:] = [pygit2.init_repository(str(work))]
-        return lambda: commit("import", None)
+        repos[work] = pygit2.init_repository(str(work))
+        return lambda: commit(work, "import", None)
 
-    def commit(message: str, add: list[str] | None) -> None:
-        repo = repos[0]
+    def commit(work: Path, message: str, add: list[str] | None) -> None:
+        repo = repos[work]
         index = repo.index
         if add is None:
             index.add_all()
@@ -126,12 +151,11 @@ def pygit2_side(src: Path, work: Path, changes: list[str]) -> dict[str, float] |
         parents = [] if repo.head_is_unborn else [repo.head.target]
         repo.create_commit("HEAD", sig, sig, message, index.write_tree(), parents)
 
-    imported = best_import(prepare, work)
-    times = []
-    for t, rel in enumerate(changes):
+    def change(work: Path, rel: str, t: int) -> Callable[[], None]:
         _changed(work, rel, t)
-        times.append(timed(lambda rel=rel: commit("change", [rel])))
-    return {"import": imported, "commit_1": statistics.median(times)}
+        return lambda: commit(work, "change", [rel])
+
+    return Side(prepare, change)
 
 
 #: Where ``make dvc-env`` installs DVC: its own environment, because with Airflow's
@@ -145,7 +169,7 @@ def dvc_command() -> str | None:
     return str(own) if own.exists() else shutil.which("dvc")
 
 
-def dvc_side(src: Path, work: Path) -> dict[str, float] | None:
+def dvc_side(src: Path) -> Side | None:
     dvc = dvc_command()
     if dvc is None:
         return None
@@ -157,17 +181,14 @@ def dvc_side(src: Path, work: Path) -> dict[str, float] | None:
         cmd = "dvc add -q data && git add data.dvc .gitignore && git commit -q -m import"
         return lambda: sh(cmd, work, env)
 
-    return {"import": best_import(prepare, work)}
+    return Side(prepare)
 
 
-def graveler_api(src: Path, rels: list[str], home: Path, changes: list[str]) -> dict[str, float]:
-    clients: list[Graveler] = []
+def graveler_api(src: Path, rels: list[str]) -> Side:
+    clients: dict[Path, Graveler] = {}
 
     def prepare(home: Path) -> Callable[[], None]:
-        for old in clients:
-            old.close()
-        gv = Graveler(home=home)
-        clients[:] = [gv]
+        gv = clients[home] = Graveler(home=home)
         repo = gv.create_repository("imports", (home / "ns").as_uri())
 
         def load() -> None:
@@ -176,35 +197,41 @@ def graveler_api(src: Path, rels: list[str], home: Path, changes: list[str]) -> 
 
         return load
 
-    imported = best_import(prepare, home)
-    with clients[0] as gv:
-        repo = gv.repository("imports")
-        times = []
-        for t, rel in enumerate(changes):
+    def change(home: Path, rel: str, t: int) -> Callable[[], None]:
+        repo = clients[home].repository("imports")
 
-            def one(rel: str = rel, t: int = t) -> None:
-                repo.put("main", rel, f"changed {t}\n".encode())
-                repo.commit("main", "change")
+        def one() -> None:
+            repo.put("main", rel, f"changed {t}\n".encode())
+            repo.commit("main", "change")
 
-            times.append(timed(one))
-    return {"import": imported, "commit_1": statistics.median(times)}
+        return one
+
+    return Side(prepare, change)
 
 
-def graveler_cli(src: Path, home: Path, changes: list[str]) -> dict[str, float]:
+def graveler_cli(src: Path) -> Side:
     exe = str(Path(sys.executable).parent / "graveler")
-    env = {**os.environ, "GRAVELER_HOME": str(home)}
-    env.pop("GRAVELER_DATABASE_URL", None)
-    sh(f"{exe} repo create graveler://cli {(home / 'ns').as_uri()}", src, env)
-    commit = f"{exe} commit graveler://cli/main -m"
-    load = f"{exe} fs upload --recursive . graveler://cli/main/ && {commit} import"
-    imported = timed(lambda: sh(load, src, env))
-    times = []
-    for t, rel in enumerate(changes):
+
+    def env(home: Path) -> dict[str, str]:
+        out = {**os.environ, "GRAVELER_HOME": str(home)}
+        out.pop("GRAVELER_DATABASE_URL", None)
+        return out
+
+    def prepare(home: Path) -> Callable[[], None]:
+        home.mkdir(parents=True)
+        sh(f"{exe} repo create graveler://cli {(home / 'ns').as_uri()}", src, env(home))
+        commit = f"{exe} commit graveler://cli/main -m import"
+        load = f"{exe} fs upload --recursive . graveler://cli/main/ && {commit}"
+        return lambda: sh(load, src, env(home))
+
+    def change(home: Path, rel: str, t: int) -> Callable[[], None]:
         one = home / "one.csv"
         one.write_bytes(f"changed {t}\n".encode())
-        cmd = f"{exe} fs upload {one} graveler://cli/main/{rel} && {commit} change"
-        times.append(timed(lambda cmd=cmd: sh(cmd, src, env)))
-    return {"import": imported, "commit_1": statistics.median(times)}
+        commit = f"{exe} commit graveler://cli/main -m change"
+        cmd = f"{exe} fs upload {one} graveler://cli/main/{rel} && {commit}"
+        return lambda: sh(cmd, src, env(home))
+
+    return Side(prepare, change)
 
 
 def run(ctx: Context) -> dict[str, Any]:
@@ -213,14 +240,16 @@ def run(ctx: Context) -> dict[str, Any]:
     print(f"  [import] writing {FILES:,} local files of {SIZE} bytes ...", flush=True)
     rels = make_files(src, FILES)
     changes = [rels[(FILES * (t + 1)) // (CHANGES + 1)] for t in range(CHANGES)]
-    out: dict[str, Any] = {
-        "files": FILES,
-        "git": git_cli(src, base / "git", changes),
-        "pygit2": pygit2_side(src, base / "pygit2", changes),
-        "dvc": dvc_side(src, base / "dvc"),
-        "graveler": graveler_api(src, rels, base / "graveler", changes),
-        "graveler_cli": graveler_cli(src, base / "graveler-cli", changes),
+    candidates: dict[str, Side | None] = {
+        "git": git_cli(src),
+        "pygit2": pygit2_side(src),
+        "dvc": dvc_side(src),
+        "graveler": graveler_api(src, rels),
+        "graveler_cli": graveler_cli(src),
     }
+    sides = {name: side for name, side in candidates.items() if side is not None}
+    times = compare(sides, base, changes)
+    out: dict[str, Any] = {"files": FILES, **{name: times.get(name) for name in candidates}}
     _print(out)
     return out
 
