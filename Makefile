@@ -51,8 +51,10 @@ browser:
 			chromium chromium-driver >/dev/null; \
 	fi
 
+# Two pytest processes at once: the deployed-service suites beside the rest (scripts/run-tests.sh;
+# GRAVELER_TEST_JOBS=1 for one after the other).
 test: venv postgres browser
-	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' $(PY) -m pytest -q -p no:cacheprovider
+	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' bash scripts/run-tests.sh $(PY)
 
 # The long form of tests/stress (the short form runs inside `make test`): 8 writer processes x
 # 250 operations on PostgreSQL, 60 SIGKILLed writers, 30 rounds through the faulty S3 proxy,
