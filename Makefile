@@ -51,8 +51,8 @@ browser:
 			chromium chromium-driver >/dev/null; \
 	fi
 
-# Three pytest processes at once: the deployed-service suites and the Spark + docs suites beside
-# the rest (scripts/run-tests.sh; GRAVELER_TEST_JOBS=1 for a single process).
+# Two pytest processes at once: the deployed-service suites beside the rest (scripts/run-tests.sh;
+# GRAVELER_TEST_JOBS=1 for one after the other).
 test: venv postgres browser
 	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' bash scripts/run-tests.sh $(PY)
 

@@ -1,48 +1,40 @@
 #!/usr/bin/env bash
-# The whole test suite, as `make test` runs it: three pytest processes at once.
+# The whole test suite, as `make test` runs it: two pytest processes at once.
 #
 # The suites that drive deployed services (the Airflow scheduler, dag-processor, triggerer and
 # api-server; the Dagster webserver and daemon; a Spark standalone cluster) spend much of their
-# time waiting on those processes, and the Spark and documentation suites on JVMs and child
-# processes, so each group runs beside the engine's own tests instead of after them. Each
+# time waiting on those processes, so they run beside the rest instead of after it. Each
 # process has its own temporary directory; every port and database schema is picked per test.
-# GRAVELER_TEST_JOBS=1 runs everything in one process instead. Extra arguments go to each.
+# GRAVELER_TEST_JOBS=1 runs them one after the other instead. Extra arguments go to both.
 #
 # Usage: scripts/run-tests.sh PYTHON [PYTEST-ARGS...]
 set -uo pipefail
 PY=${1:?usage: run-tests.sh PYTHON [PYTEST-ARGS...]}
 shift
-GROUPS_BESIDE=("tests/airflow tests/dagster_provider tests/spark_cluster" "tests/spark tests/docs")
+SERVICES=(tests/airflow tests/dagster_provider tests/spark_cluster)
+IGNORE=()
+for dir in "${SERVICES[@]}"; do IGNORE+=("--ignore=$dir"); done
 BASE=$(mktemp -d "${TMPDIR:-/tmp}/graveler-tests.XXXXXX")
 trap 'rm -rf "$BASE"' EXIT
 PYTEST=("$PY" -m pytest -q -p no:cacheprovider "$@")
 
-if [[ "${GRAVELER_TEST_JOBS:-3}" == 1 ]]; then
+if [[ "${GRAVELER_TEST_JOBS:-2}" == 1 ]]; then
 	"${PYTEST[@]}" --basetemp="$BASE/all"
 	exit $?
 fi
 
 started=$SECONDS
-pids=()
-IGNORE=()
-for i in "${!GROUPS_BESIDE[@]}"; do
-	read -r -a dirs <<<"${GROUPS_BESIDE[$i]}"
-	for dir in "${dirs[@]}"; do IGNORE+=("--ignore=$dir"); done
-	"${PYTEST[@]}" --basetemp="$BASE/group$i" "${dirs[@]}" >"$BASE/group$i.log" 2>&1 &
-	pids+=($!)
-	echo "running beside the rest, output after it: ${GROUPS_BESIDE[$i]}"
-done
+"${PYTEST[@]}" --basetemp="$BASE/services" "${SERVICES[@]}" >"$BASE/services.log" 2>&1 &
+services_pid=$!
+echo "services suites (${SERVICES[*]}) running beside the rest; their output follows it"
 "${PYTEST[@]}" --basetemp="$BASE/rest" "${IGNORE[@]}"
-status=$?
-echo "the rest: exit $status"
-for i in "${!pids[@]}"; do
-	wait "${pids[$i]}"
-	code=$?
-	echo
-	echo "=============== ${GROUPS_BESIDE[$i]} ==============="
-	cat "$BASE/group$i.log"
-	echo "${GROUPS_BESIDE[$i]}: exit $code"
-	if ((status == 0)); then status=$code; fi
-done
-echo "$((SECONDS - started)) s in all"
-exit "$status"
+rest=$?
+wait "$services_pid"
+services=$?
+echo
+echo "=============== ${SERVICES[*]} ==============="
+cat "$BASE/services.log"
+echo
+echo "rest: exit $rest; services: exit $services; $((SECONDS - started)) s in all"
+if ((rest != 0)); then exit "$rest"; fi
+exit "$services"

@@ -14,7 +14,7 @@ from graveler_dagster import GravelerResource, graveler_definitions
 from graveler_dagster.storage import default_database_url, postgres_url_of_ref
 
 from graveler.client import Graveler
-from graveler.errors import InvalidArgument, RepositoryNotFound
+from graveler.errors import InvalidArgument, NamespaceInUse, RepositoryNotFound
 from tests.conftest import PG_URL
 
 
@@ -54,6 +54,39 @@ def test_missing_repository_is_not_created_when_disabled(tmp_path: Path, sqlite_
     )
     with pytest.raises(RepositoryNotFound):
         resource.get_repository()
+    resource.close()
+
+
+@pytest.mark.parametrize("refusal", ["already exists", "namespace in use"])
+def test_a_repository_created_meanwhile_by_another_step_is_used(
+    tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch, refusal: str
+) -> None:
+    """Steps of a multiprocess run may all find the repository missing; the ones whose
+    creation is refused because another step's came first (its row, or already its files in
+    the namespace) use that repository. A namespace taken by another repository still fails."""
+    resource = GravelerResource(repository="lake", database_url=sqlite_url, home=str(tmp_path))
+    client = resource.get_client()
+    namespace = (tmp_path / "ns").as_uri()
+    real = client.create_repository
+
+    def raced(name: str, storage_namespace: str | None = None, **kw: Any) -> Any:
+        with Graveler(home=tmp_path, database_url=sqlite_url) as other:  # the other step
+            repo = other.create_repository(name, namespace)
+            repo.put("main", "a", b"x")
+            repo.commit("main", "its first output")
+        if refusal == "already exists":
+            return real(name, storage_namespace, **kw)
+        return real("other-name", namespace, **kw)  # what check_free then raises
+
+    monkeypatch.setattr(client, "create_repository", raced)
+    repo = resource.get_repository()
+    assert repo.name == "lake" and repo.info.storage_namespace == namespace
+    elsewhere = GravelerResource(
+        repository="x-y", database_url=sqlite_url, home=str(tmp_path), storage_namespace=namespace
+    )
+    with pytest.raises(NamespaceInUse):
+        elsewhere.get_repository()
+    elsewhere.close()
     resource.close()
 
 
