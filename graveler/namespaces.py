@@ -275,7 +275,14 @@ def check_free(
                 f"storage namespace {here.uri} {how} the namespace {other.storage_namespace} "
                 f"of repository {other.name!r}: {_REMEDY}"
             )
-    _check_marked(open_store, here, restoring)
+    try:
+        _check_marked(open_store, here, restoring)
+    except NamespaceInUse:
+        # A concurrent creation of the same repository (another process: its row, then its
+        # marker and files) may have landed since the list above: that is AlreadyExists.
+        if any(other.name == name for other in refs.list_repositories()):
+            raise AlreadyExists(f"repository {name!r} already exists") from None
+        raise
     if restoring is None:
         _check_below(open_store(here.uri), here)
 

@@ -130,14 +130,10 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
                 raise
         try:
             return client.create_repository(wanted, self.storage_namespace)
-        except (AlreadyExists, NamespaceInUse) as refused:
-            # A concurrent step (another process of a multiprocess run) may have created it
-            # meanwhile: its row comes first, then its files, which the namespace check of a
-            # later creator finds. Otherwise the location is another repository's: say so.
-            try:
-                return client.repository(wanted)
-            except RepositoryNotFound:
-                raise refused from None
+        except NamespaceInUse:  # another repository's location: say so
+            raise
+        except AlreadyExists:  # created meanwhile by a concurrent step
+            return client.repository(wanted)
 
     def target(self, repo: Repository) -> str:
         """The branch successful runs merge into."""

@@ -191,3 +191,30 @@ def test_a_deleted_repositorys_namespace_stays_claimed(
         clients["one"].create_repository("beta", ns.as_uri())
     assert clients["one"].list_repositories() == []
     assert json.loads(alpha.store.get(MARKER))["repository"] == "alpha"
+
+
+def test_a_repository_created_meanwhile_by_another_process_is_already_exists(
+    clients: dict[str, Graveler], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes create the same repository at once. If the other one's row, marker and
+    files all land between this one's look at the repository list and its look at the
+    namespace, the refusal is AlreadyExists (the repository is there to open), not
+    NamespaceInUse (which says the location belongs to another repository)."""
+    one = clients["one"]
+    two = Graveler(tmp_path / "second-process", database_url=one.database_url)  # same refs
+    ns = (tmp_path / "lake").as_uri()
+    real = two.metadata.list_repositories
+    calls = iter(range(10**6))
+
+    def listed_before_the_other() -> Any:
+        if next(calls) == 0:
+            with_data(one.create_repository("lake", ns))
+            return []
+        return real()
+
+    monkeypatch.setattr(two.metadata, "list_repositories", listed_before_the_other)
+    with pytest.raises(AlreadyExists, match="repository 'lake' already exists") as refused:
+        two.create_repository("lake", ns)
+    assert type(refused.value) is AlreadyExists
+    assert two.repository("lake").info.storage_namespace == ns
+    two.close()
