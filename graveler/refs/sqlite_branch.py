@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
-from datetime import UTC
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy.dialects import sqlite
 
 from graveler.errors import BranchMoved, BranchNotFound, InvalidArgument, RepositoryNotFound
 from graveler.model import Branch, Commit
 from graveler.refs.db import Database
 from graveler.refs.rows import branch_values, commit_row
+from graveler.refs.schema import commits
 
 _BRANCH = (
     "SELECT commit_id, staging_token, sealed_tokens, protected, version FROM graveler_branches "
@@ -53,6 +56,18 @@ _ADD_COMMIT = (
     f"INSERT INTO graveler_commits ({', '.join(_COMMIT_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(_COMMIT_COLUMNS))}) ON CONFLICT (repo, id) DO NOTHING"
 )
+
+
+def _date_binder() -> Callable[[Any], Any]:
+    """How SQLAlchemy binds ``graveler_commits.creation_date`` on SQLite (as text)."""
+    dialect = sqlite.dialect()
+    bind = commits.c.creation_date.type.dialect_impl(dialect).bind_processor(dialect)
+    if bind is None:
+        raise AssertionError("SQLAlchemy binds datetimes on SQLite as text")
+    return bind
+
+
+_BIND_DATE = _date_binder()
 #: Tokens per ``DELETE ... IN`` (SQLite allows 32,766 parameters; far fewer keep it cheap).
 _IN_CHUNK = 500
 
@@ -141,11 +156,11 @@ def _branch(name: str, row: tuple[object, ...]) -> Branch:
 
 
 def _commit_params(repo: str, commit: Commit) -> tuple[object, ...]:
-    """The commit row as SQLAlchemy stores it on SQLite (see ``schema.UtcDateTime``: naive UTC,
-    written as ``YYYY-MM-DD HH:MM:SS.ffffff``)."""
+    """The commit row as SQLAlchemy binds it on SQLite: through the schema's own column types
+    (``schema.UtcDateTime`` writes naive UTC text and refuses naive times)."""
     values = commit_row(repo, commit)
-    created = commit.creation_date
-    if created.tzinfo is None or created.utcoffset() is None:
-        raise InvalidArgument(f"naive datetime {created!r}: graveler stores aware UTC times only")
-    values["creation_date"] = created.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    try:
+        values["creation_date"] = _BIND_DATE(values["creation_date"])
+    except ValueError as exc:
+        raise InvalidArgument(str(exc)) from None
     return tuple(values[column] for column in _COMMIT_COLUMNS)

@@ -73,6 +73,11 @@ def test_naive_datetime_is_refused(store: SqlMetadataStore) -> None:
     with pytest.raises(InvalidArgument, match="naive"):
         store.create_repository(naive, a_commit(), a_branch())
     assert store.list_repositories() == []
+    main = new_repository(store)  # a commit recorded with a branch move (SQLite: the driver)
+    late = a_commit("c1", creation_date=datetime(2026, 1, 1))
+    with pytest.raises(InvalidArgument, match="naive"):
+        store.advance_branch("repo", main, replace(main, commit_id="c1"), late)
+    assert store.get_branch("repo", "main") == main
 
 
 def test_delete_repository_removes_everything_and_nothing_else(store: SqlMetadataStore) -> None:
