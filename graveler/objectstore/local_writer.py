@@ -111,11 +111,13 @@ def sync_files(root: str, count: int, plan: Callable[[], tuple[list[str], set[st
     if count >= SYNCFS_MIN_FILES and syncfs(root):
         return
     files, folders = plan()
-    if len(files) == 1:  # a single put: no hand-off to another thread
-        _fsync_file(files[0])
-    else:
-        pool = _file_pool()
-        for future in [pool.submit(_fsync_file, p) for p in files]:
+    pool = _file_pool()
+    others = [pool.submit(_fsync_file, p) for p in files[1:]]  # the caller takes the first
+    try:
+        if files:
+            _fsync_file(files[0])
+    finally:
+        for future in others:
             future.result()
     for done in [fsync_directory_async(d) for d in folders]:
         done.result()
