@@ -101,12 +101,15 @@ class TieredCache:
         fetch: Callable[[], bytes],
         decode: Callable[[bytes], T],
         cost: Callable[[T], int],
+        *,
+        disk: bool = True,
     ) -> T:
-        """The decoded file, from the fastest tier that has it."""
+        """The decoded file, from the fastest tier that has it. Not ``disk``: the file's own
+        store is a local disk, so the disk tier neither serves nor keeps a copy of it."""
         hit = self.peek(file_id)
         if hit is not None:
             return hit  # type: ignore[no-any-return]
-        return self._load_once(file_id, lambda: self._load(file_id, fetch, decode), cost)
+        return self._load_once(file_id, lambda: self._load(file_id, fetch, decode, disk), cost)
 
     def derived(self, name: str, build: Callable[[], T], cost: Callable[[T], int]) -> T:
         """A RAM-only object computed from cached files (e.g. an index), built once even under
@@ -152,8 +155,10 @@ class TieredCache:
             with self._lock:
                 self._inflight.pop(file_id, None)
 
-    def _load(self, file_id: str, fetch: Callable[[], bytes], decode: Callable[[bytes], T]) -> T:
-        data = self._read_disk(file_id)
+    def _load(
+        self, file_id: str, fetch: Callable[[], bytes], decode: Callable[[bytes], T], disk: bool
+    ) -> T:
+        data = self._read_disk(file_id) if disk else None
         if data is not None:
             try:
                 value = decode(data)
@@ -165,7 +170,8 @@ class TieredCache:
         self.stats.fetches += 1
         data = fetch()
         value = decode(data)  # corrupt store bytes raise here and are never cached
-        self.put_bytes(file_id, data)
+        if disk:
+            self.put_bytes(file_id, data)
         return value
 
     # --- writing -------------------------------------------------------------------------------

@@ -127,11 +127,17 @@ def test_damage_in_the_store_is_detected(client, lake, figures):
 
 
 def test_damaged_cache_copies_are_refetched(client, lake, figures):
+    """Disk-tier copies damaged behind the cache's back are dropped and fetched again. A
+    local store keeps none (it is its own disk tier): there the tier must stay empty."""
     writer = client("shared-home")
     repo = populate(writer, lake["namespace"])
     trees = [(k, d, key) for k, d, key, _ in targets(repo) if k != "object"]
     for reference in ("t1", "t2", "main"):
         list(repo.iter_objects(reference))  # every tree file is in the disk cache now
+    if lake["namespace"].startswith("file://"):
+        copies = [Path(writer.cache.path_of(key[len(TREE_PREFIX) :])) for _, _, key in trees]
+        assert trees and not any(path.exists() for path in copies)
+        return
     good = {}
     for _, damage, key in trees:
         cached = Path(writer.cache.path_of(key[len(TREE_PREFIX) :]))
