@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from graveler.errors import InvalidArgument, StorageError
-from graveler.sstable import FORMAT_VERSION, SstReader, SstWriter
+from graveler.sstable import FORMAT_VERSION, SstReader, SstWriter, table_bytes
 from graveler.sstable.format import CHECKSUM_XXH3
 
 from .helpers import ingest_and_dump, write_sst
@@ -146,3 +146,20 @@ def test_add_many_writes_what_add_writes_and_checks_the_same(tmp_path: Path) -> 
         [k for k, _ in items],
         [v for _, v in items],
     )
+
+
+@pytest.mark.parametrize("where", ["memory file", "scratch file"])
+def test_table_bytes_in_memory_or_through_a_scratch_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """``table_bytes`` builds the table in an anonymous memory file on Linux and in a scratch
+    file elsewhere; either way the bytes are a complete table and no file is left behind."""
+    if where == "scratch file":
+        monkeypatch.delattr(os, "memfd_create", raising=False)
+    keys, values = [k for k, _ in ITEMS], [v for _, v in ITEMS]
+    data = table_bytes(keys, values, str(tmp_path))
+    assert list(SstReader.from_bytes(data)) == ITEMS
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(InvalidArgument):
+        table_bytes([b"b", b"a"], [b"1", b"2"], str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
