@@ -362,7 +362,7 @@ def test_sync_flushes_only_what_is_not_flushed_yet(
     monkeypatch: pytest.MonkeyPatch,
     covered: bool,
 ) -> None:
-    """A plain relaxed writer (what tree files use) fsyncs its file before the rename, so
+    """A replacing relaxed writer (temp file, rename) fsyncs its file before the rename, so
     ``sync`` only flushes its directory; a fresh relaxed one is flushed at ``sync`` (its
     directory too, unless the file's fsync commits its entry); a key synced (or deleted)
     is not flushed again."""
