@@ -180,7 +180,7 @@ def test_the_cycle_finder_finds_cycles():
 
 #: The engine's layers, top to bottom, and the modules of each (``pkg.`` covers a package).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("interfaces", ("graveler.cli.", "graveler.demo", "graveler.ui.")),
+    ("interfaces", ("graveler.cli.", "graveler.__main__", "graveler.demo", "graveler.ui.")),
     ("client", ("graveler.client", "graveler.refdump", "graveler.fsck", "graveler.gc.")),
     ("facade", ("graveler.repository", "graveler.database")),
     (

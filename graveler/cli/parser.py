@@ -43,7 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
     rs = repo.add_subparsers(dest="action", required=True, parser_class=_Parser)
     c = rs.add_parser("create", help="create a repository")
     c.add_argument("uri", metavar="graveler://REPO")
-    c.add_argument("namespace", metavar="NAMESPACE_URI", help="file:///path or s3://bucket/prefix")
+    c.add_argument(
+        "namespace",
+        nargs="?",
+        default=None,
+        metavar="NAMESPACE_URI",
+        help="file:///path or s3://bucket/prefix (default: a directory under the home's data/)",
+    )
     c.add_argument("--default-branch", default="main")
     rs.add_parser("list", help="list repositories")
     d = rs.add_parser("delete", help="delete a repository's refs (object data is kept)")
