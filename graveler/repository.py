@@ -18,6 +18,7 @@ from graveler import (
     cherrypick,
     hardreset,
     imports,
+    merges,
     operations,
     reads,
     staged,
@@ -154,7 +155,7 @@ class Repository:
     # --- versioning -----------------------------------------------------------------------------
 
     commit = operations.commit
-    merge = operations.merge
+    merge = merges.merge
     revert = cherrypick.revert
     cherry_pick = cherrypick.cherry_pick
     reset = operations.reset

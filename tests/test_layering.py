@@ -192,6 +192,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.cherrypick",
             "graveler.hardreset",
             "graveler.branches",
+            "graveler.merges",
             "graveler.operations",
             "graveler.conflicts",
             "graveler.hooks",

@@ -229,8 +229,20 @@ def merge(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, source, _ = ref_uri(gv, a.source)
     dest = same_repo(repo, a.dest)
     resolver = load_resolver(a.resolver) if a.resolver else None
+    meta = dict(key_value(kv) for kv in a.meta)
     with status(out, f"Merging {source} into {dest} ..."):
-        merged = repo.merge(source, dest, strategy=a.strategy, message=a.message, resolver=resolver)
+        merged = repo.merge(
+            source,
+            dest,
+            strategy=a.strategy,
+            message=a.message,
+            metadata=meta,
+            resolver=resolver,
+            fast_forward=a.fast_forward,
+            ff_only=a.ff_only,
+            squash=a.squash,
+            allow_empty=a.allow_empty,
+        )
     out.commit(merged.commit, heading=f"Merged {source} into {dest}:")
     return 0
 

@@ -137,12 +137,44 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MODULE:FUNCTION",
         help="conflict resolver, an installed callable (before --strategy)",
     )
+    _merge_options(m)
 
     _actions_parsers(sub)
     _maintenance_parsers(sub)
     _gc_parser(sub)
     _ui_parser(sub)
     return p
+
+
+def _merge_options(m: argparse.ArgumentParser) -> None:
+    """lakectl's merge options (see :mod:`graveler.merges`)."""
+    ff = m.add_mutually_exclusive_group()
+    ff.add_argument(
+        "--no-ff",
+        dest="fast_forward",
+        action="store_false",
+        help="always make a merge commit, even when the destination could fast-forward",
+    )
+    ff.add_argument(
+        "--ff-only", action="store_true", help="merge only by fast-forward, else fail (exit 4)"
+    )
+    m.add_argument(
+        "--squash",
+        action="store_true",
+        help="one commit with the destination's head as its only parent",
+    )
+    m.add_argument(
+        "--meta",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="metadata of the merge commit (repeatable)",
+    )
+    m.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="make the merge commit even when the source is already merged",
+    )
 
 
 def _maintenance_parsers(sub: Any) -> None:
