@@ -113,7 +113,7 @@ def test_direct_connections_end_with_their_thread_or_the_store(tmp_path: Path) -
         worker.start()
         worker.join()
     gc.collect()
-    assert len(db._direct_all) == 0  # every thread's connection went with it
+    assert len(db._direct.held) == 0  # every thread's connection went with it
     put(99)
     running, stop = threading.Event(), threading.Event()
 
@@ -125,7 +125,7 @@ def test_direct_connections_end_with_their_thread_or_the_store(tmp_path: Path) -
     other = threading.Thread(target=holds_on)
     other.start()
     running.wait(30)
-    held = list(db._direct_all)
+    held = list(db._direct.held)
     assert len(held) == 2  # this thread's and the running one's
     store.close()
     stop.set()

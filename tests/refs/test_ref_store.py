@@ -17,7 +17,7 @@ from graveler.errors import (
     TagNotFound,
 )
 from graveler.model import StagedEntry, Tag
-from graveler.refs import sql_refs
+from graveler.refs import rows
 from graveler.refs.sql import SqlMetadataStore
 from tests.refs.conftest import T0, a_branch, a_commit, a_repository, new_repository
 
@@ -277,7 +277,7 @@ def test_commits_with_prefix(store: SqlMetadataStore) -> None:
 def test_iter_commits_pages_through_everything(
     store: SqlMetadataStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sql_refs, "_ITER_BATCH", 3)
+    monkeypatch.setattr(rows, "ITER_BATCH", 3)
     new_repository(store)
     new_repository(store, "other")
     ids = {f"c{i:02d}" for i in range(1, 10)}  # 9 + c0 = 10 commits: pages of 3, 3, 3, 1
