@@ -7,7 +7,7 @@ The statements a commit runs (read the branch with whether its staging token hol
 compare-and-swap the row, record the commit and move the branch, drop the sealed tokens) are
 therefore run here on the calling thread's own connection (``db.direct_transaction`` of the
 SQLAlchemy store's :class:`graveler.refs.db.Database`, or of the embedded store's
-:class:`graveler.refs.sqlite_store.SqliteDatabase`), with the same transaction discipline as
+:class:`graveler.refs.sqlite_db.SqliteDatabase`), with the same transaction discipline as
 their SQLAlchemy forms in :mod:`graveler.refs.sql_refs` and :mod:`graveler.refs.sql_staging`,
 whose contracts they keep: ``BEGIN IMMEDIATE``, ``synchronous=FULL`` for a durable write and
 ``NORMAL`` for a staging one. PostgreSQL and in-memory SQLite keep the SQLAlchemy forms.
@@ -74,7 +74,12 @@ def get_branch_and_dirt(db: Database, repo: str, name: str) -> tuple[Branch, boo
     """The branch row and whether its staging token holds entries, in one statement.
     Raises BranchNotFound."""
     with db.direct_transaction(f"read branch {name!r}", write=False) as conn:
-        row = conn.execute(_BRANCH_AND_DIRT, (repo, name)).fetchone()
+        return branch_and_dirt(conn, repo, name)
+
+
+def branch_and_dirt(conn: sqlite3.Connection, repo: str, name: str) -> tuple[Branch, bool]:
+    """:func:`get_branch_and_dirt` on ``conn`` (inside the caller's transaction)."""
+    row = conn.execute(_BRANCH_AND_DIRT, (repo, name)).fetchone()
     if row is None:
         raise BranchNotFound(f"branch {name!r} not found in repository {repo!r}")
     return _branch(name, row), bool(row[5])
