@@ -7,7 +7,9 @@ the environment; every key is described in :mod:`graveler.config`):
 * ``home`` (default ``./.graveler``): the SQLite database, the cache and default local storage
   namespaces live here.
 * ``database_url``: any SQLAlchemy URL (``sqlite:///...``, ``postgresql+psycopg://...``);
-  default ``sqlite:///<home>/graveler.db``.
+  default ``sqlite:///<home>/graveler.db``. A plain SQLite file is opened by the embedded
+  store on the standard library (:mod:`graveler.refs.sqlite_store`), anything else through
+  SQLAlchemy (:mod:`graveler.refs.sql`); see :func:`graveler.refs.store.open_metadata_store`.
 * ``cache_ram_bytes``, ``cache_disk_bytes``: tree cache budgets.
 * ``store_options``: S3 options (endpoint_url, region, credentials, ...) for ``s3://``
   namespaces; boto3's own credential chain applies where none are given.
@@ -39,7 +41,7 @@ from graveler.hooks.runners import HookPolicy
 from graveler.model import EMPTY_METARANGE_ID, Branch, RangeSettings
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore import ObjectStore, open_object_store
-from graveler.refs.sql import SqlMetadataStore
+from graveler.refs.store import MetadataStore, open_metadata_store
 from graveler.repository import Repository
 from graveler.staging import new_staging_token
 from graveler.views import ReadCache
@@ -76,7 +78,7 @@ class Graveler:
         self.home = Path(self.settings.home or ".graveler").absolute()
         self.home.mkdir(parents=True, exist_ok=True)
         self.database_url = self.settings.database_url or f"sqlite:///{self.home / 'graveler.db'}"
-        self.metadata = SqlMetadataStore(self.database_url)
+        self.metadata: MetadataStore = open_metadata_store(self.database_url)
         self.cache = TieredCache(
             str(self.home / "cache"),
             ram_bytes=_budget(self.settings.cache_ram_bytes, DEFAULT_RAM_BYTES),
