@@ -3,9 +3,11 @@
     python -m benchmarks [SUITE ...] [--scale 10k|100k|1m|10m] [--json PATH] [--plot DIR]
 
 Without suites it runs hotpaths, import, lookups, commit, diff, reuse, staging, git and
-scaling at the chosen scale (default 10k). ``hotpaths`` and ``import`` give the headline
-table (``--markdown FILE`` writes it; see :mod:`benchmarks.headline`). ``committed``, ``ranges`` and
-``staged-commit`` are the engine-level suites, ``fsck`` times integrity checks; ``fsspec``,
+scaling at the chosen scale (default 10k). ``cli`` (asked for by name) times every-day
+commands as whole processes on a fixed 10,000-object repository (:mod:`benchmarks.cli`).
+``hotpaths`` and ``import`` give the headline table (``--markdown FILE`` writes it; see
+:mod:`benchmarks.headline`). ``committed``, ``ranges`` and ``staged-commit`` are the
+engine-level suites, ``fsck`` times integrity checks; ``fsspec``,
 ``dagster-io``, ``spark`` and ``spark-tables`` measure those integrations (they take
 ``--sizes``; Dagster and PySpark are imported only when their suite runs). ``ui`` times the
 web UI's pages (compare, object browser, commit) in-process, by default on 1M objects.
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import (
+    cli,
     commit,
     committed,
     diffmerge,
@@ -56,6 +59,8 @@ SUITES: dict[str, Callable[[Context], Any]] = {
     "git": gitcmp.run,
     "scaling": scaling.run,
 }
+#: Suites run only when named.
+NAMED_SUITES: dict[str, Callable[[Context], Any]] = {"cli": cli.run}
 ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
     "committed": committed.run,
     "ranges": ranges.run,
@@ -108,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         "suites",
         nargs="*",
         metavar="SUITE",
-        help="any of: " + ", ".join(sorted(SUITES | ENGINE_SUITES)),
+        help="any of: " + ", ".join(sorted(SUITES | NAMED_SUITES | ENGINE_SUITES)),
     )
     parser.add_argument("--scale", default="10k", choices=sorted(SCALES, key=SCALES.get))
     parser.add_argument("--sizes", default=None, help="engine suites: sizes, e.g. 10k,1m")
@@ -123,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     suites = args.suites or list(SUITES)
-    unknown = [s for s in suites if s not in SUITES and s not in ENGINE_SUITES]
+    unknown = [s for s in suites if s not in SUITES | NAMED_SUITES | ENGINE_SUITES]
     if unknown:
         parser.error(f"unknown suite(s) {', '.join(unknown)}")
     if args.dry_run:
@@ -143,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                 results["suites"][name] = ENGINE_SUITES[name](sizes)
             else:
                 print(f"\n=== {name} ({args.scale}) ===  [{machine_state()}]", flush=True)
-                results["suites"][name] = SUITES[name](ctx)
+                results["suites"][name] = (SUITES | NAMED_SUITES)[name](ctx)
     results["seconds"] = time.perf_counter() - started
     print(f"\nall suites finished in {results['seconds']:.0f} s")
     if args.plot:

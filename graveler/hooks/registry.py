@@ -17,17 +17,25 @@ code the operator installed: they are loaded once per client, on the first event
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Any
 
 from graveler.errors import InvalidArgument
 from graveler.hookevents import HookEvent
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+
+def _log() -> Any:
+    """This module's logger (``logging`` is imported when something is logged)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 #: The entry-point group packages register hooks under.
 ENTRY_POINT_GROUP = "graveler.hooks"
@@ -132,7 +140,7 @@ def load_entry_points(registry: HookRegistry, group: str = ENTRY_POINT_GROUP) ->
             else:
                 target(registry)
         except Exception as exc:
-            log.exception("graveler hooks entry point %r could not be loaded", ep.name)
+            _log().exception("graveler hooks entry point %r could not be loaded", ep.name)
             failures.append(f"entry point {ep.name!r} ({ep.value}) failed to load: {exc}")
     return failures
 
@@ -142,6 +150,8 @@ def installed_entry_points(group: str) -> tuple[EntryPoint, ...]:
     """The installed entry points of ``group``, scanned once per process (a scan of every
     installed distribution takes milliseconds; clients are opened often). Call
     ``installed_entry_points.cache_clear()`` after installing a package at run time."""
+    from importlib.metadata import entry_points  # here: its import alone takes milliseconds
+
     return tuple(entry_points(group=group))
 
 
