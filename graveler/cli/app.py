@@ -21,7 +21,8 @@ __all__ = ["EXIT_USAGE", "build_parser", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(words).parse_args(words)
     try:
         return _run(args)
     except GravelerError as exc:
