@@ -144,3 +144,21 @@ def plain_sqlite_path(url: str) -> str | None:
     if any(c in rest for c in "?%#") or rest.startswith("file:") or rest == ":memory:":
         return None
     return os.path.abspath(rest)
+
+
+def schema_revision(path: str) -> str | None:
+    """The schema revision recorded in the SQLite file at ``path``, read with the standard
+    library; None when there is no such file, no version table or it cannot be read."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        conn = sqlite3.connect(path, timeout=30.0)
+    except sqlite3.Error:
+        return None
+    try:
+        found = conn.execute("SELECT version_num FROM graveler_alembic_version").fetchall()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return str(found[0][0]) if len(found) == 1 else None

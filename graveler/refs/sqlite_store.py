@@ -20,13 +20,12 @@ imports them), then goes on without them.
 from __future__ import annotations
 
 import os
-import sqlite3
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from graveler.errors import InvalidArgument
 from graveler.refs.revision import HEAD_REVISION
-from graveler.refs.sqlite_db import SqliteDatabase, plain_sqlite_path
+from graveler.refs.sqlite_db import SqliteDatabase, plain_sqlite_path, schema_revision
 from graveler.refs.sqlite_refs import SqliteRefStore
 from graveler.refs.sqlite_staging import SqliteHookRunStore, SqliteStagingStore
 from graveler.refs.stage_input import DEFAULT_CHUNK_SIZE
@@ -100,24 +99,6 @@ def database_path(location: str | os.PathLike[str]) -> str:
             "graveler.refs.sql.SqlMetadataStore for other database URLs"
         )
     return path
-
-
-def schema_revision(path: str) -> str | None:
-    """The schema revision recorded in the SQLite file at ``path``, read with the standard
-    library; None when there is no such file, no version table or it cannot be read."""
-    if not os.path.isfile(path):
-        return None
-    try:
-        conn = sqlite3.connect(path, timeout=30.0)
-    except sqlite3.Error:
-        return None
-    try:
-        found = conn.execute("SELECT version_num FROM graveler_alembic_version").fetchall()
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-    return str(found[0][0]) if len(found) == 1 else None
 
 
 def ensure_schema(path: str, busy_timeout: float = 30.0) -> None:
