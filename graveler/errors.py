@@ -114,6 +114,40 @@ class MergeConflict(Conflict):
         )
 
 
+class TableConflict(MergeConflict):
+    """Both sides of a merge changed one table (Delta Lake, Iceberg) in ways its format's own
+    rules refuse to combine. ``table`` is the table's root path, ``format`` its format,
+    ``kind`` the format's own name for the conflict (Delta's ``ConcurrentAppend``,
+    ``MetadataChanged``...; Iceberg's validation that failed), ``source_version`` and
+    ``dest_version`` the table versions (or snapshot IDs) of the two sides."""
+
+    def __init__(
+        self,
+        table: str,
+        format: str,
+        kind: str,
+        reason: str,
+        *,
+        source_version: object = None,
+        dest_version: object = None,
+    ) -> None:
+        self.table = table
+        self.format = format
+        self.kind = kind
+        self.reason = reason
+        self.source_version = source_version
+        self.dest_version = dest_version
+        versions = ""
+        if source_version is not None or dest_version is not None:
+            versions = f" (source at version {source_version}, destination at {dest_version})"
+        super().__init__(
+            [table],
+            f"{format} table {table or '/'!r} conflicts{versions}: {kind}: {reason}; "
+            "retry with strategy 'dest-wins' or 'source-wins' to take the whole table from "
+            "one side",
+        )
+
+
 class BranchMoved(Conflict):
     """A compare-and-swap on a branch lost its race (after all retries, when raised publicly)."""
 

@@ -36,6 +36,7 @@ from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Commit, MergeResult
 from graveler.objects import checked_entry
 from graveler.staging import as_changes, merged_staging, new_staging_token
+from graveler.tables.merge import plan_table_merges
 from graveler.validate import object_key as validate_key
 from graveler.validate import prefix_key
 
@@ -267,8 +268,11 @@ def merge(
             proposed = src  # a fast-forward publishes the source commit itself
         else:
             base_mr = base.metarange_id if base is not None else ""
+            tables = plan_table_merges(
+                repo, base, src, head, strat, source_ref=source, dest_ref=dest
+            )
             mr, _ = repo.committed.merge(
-                base_mr, src.metarange_id, head.metarange_id, strat, records
+                base_mr, src.metarange_id, head.metarange_id, strat, records, tables
             )
             proposed = make_commit([head, src], mr, text, who, meta)
         event = EventRecord(

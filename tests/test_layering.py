@@ -207,6 +207,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.listing",
             "graveler.commits",
             "graveler.refexpr",
+            "graveler.tables.",
         ),
     ),
     (

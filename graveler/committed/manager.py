@@ -16,7 +16,7 @@ from graveler.committed.cache import TieredCache
 from graveler.committed.diff import DiffEntry, diff_trees
 from graveler.committed.files import MetarangeData, TreeFiles
 from graveler.committed.iterator import TreeIterator
-from graveler.committed.merge import MergeStrategy, RecordResolver, merge_trees
+from graveler.committed.merge import MergeStrategy, PrefixOverride, RecordResolver, merge_trees
 from graveler.committed.record import RangeInfo, ValueRecord
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
 from graveler.keyspace import successor
@@ -146,14 +146,17 @@ class CommittedManager:
         dest_id: str,
         strategy: MergeStrategy | str | None = None,
         resolver: RecordResolver | None = None,
+        override: PrefixOverride | None = None,
     ) -> tuple[str, ApplySummary]:
         """Three-way merge; raises MergeConflict. Trivial cases never touch ranges.
-        ``resolver`` decides conflicting keys before ``strategy`` (see merge_trees)."""
+        ``resolver`` decides conflicting keys before ``strategy``; ``override`` replaces the
+        merge under some prefixes (see merge_trees)."""
         strat = MergeStrategy.parse(strategy)
-        if source_id in (base_id, dest_id):
-            return dest_id, ApplySummary()
-        if dest_id == base_id:
-            return source_id, _summary_of(self.diff(dest_id, source_id))
+        if override is None or not override.prefixes:
+            if source_id in (base_id, dest_id):
+                return dest_id, ApplySummary()
+            if dest_id == base_id:
+                return source_id, _summary_of(self.diff(dest_id, source_id))
         return merge_trees(
             self.files,
             self.settings,
@@ -162,6 +165,7 @@ class CommittedManager:
             self.ranges(dest_id),
             strat,
             resolver,
+            override,
         )
 
 
