@@ -208,6 +208,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.commits",
             "graveler.refexpr",
             "graveler.tables.",
+            "graveler.multipart",
         ),
     ),
     (
