@@ -85,12 +85,7 @@ class Served:
         self.process = subprocess.Popen(
             command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            err = self.process.stderr.read() if self.process.stderr else ""
-            pytest.fail(f"graveler serve did not start: {err[-2000:]}")
-        self.urls = json.loads(line)
+        self.urls = self._first_document()
         self._wait_ready()
         return self
 
@@ -106,6 +101,22 @@ class Served:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(timeout=15)
+
+    def _first_document(self) -> dict[str, Any]:
+        """The JSON document ``serve --json`` prints before serving."""
+        assert self.process is not None and self.process.stdout is not None
+        text = ""
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                err = self.process.stderr.read() if self.process.stderr else ""
+                pytest.fail(f"graveler serve did not start: {err[-2000:]}")
+            text += line
+            try:
+                doc: dict[str, Any] = json.loads(text)
+                return doc
+            except json.JSONDecodeError:
+                continue
 
     def _global(self) -> list[str]:
         args = ["--home", str(self.home)]

@@ -19,7 +19,6 @@ from urllib.parse import unquote
 
 import anyio.from_thread
 
-from graveler import writes
 from graveler.branches import writable_branch
 from graveler.entry import ObjectEntry, etag_of
 from graveler.errors import BranchNotFound, InvalidRef, ObjectNotFound, RefNotFound
@@ -27,10 +26,13 @@ from graveler.gateway import conditions
 from graveler.gateway.body import Body
 from graveler.gateway.call import Call
 from graveler.gateway.errors import S3Error, method_not_allowed, no_such_key
+from graveler.gateway.request import S3Request
 from graveler.gateway.xml import document, element, timestamp
 from graveler.refexpr import parse_ref
 from graveler.repository import Repository
 
+#: What S3 stores for an object sent without a Content-Type.
+DEFAULT_CONTENT_TYPE = "binary/octet-stream"
 #: Bodies up to this size are read whole before one call into the engine.
 SMALL_BODY = 1 << 20
 #: Objects up to this size are read whole (with their stat) in one call.
@@ -154,11 +156,8 @@ async def store_and_stage(call: Call, repo: Repository, body: Body) -> ObjectEnt
     """Read the body into a new object at the request's path and stage it on the branch,
     checking the body's digests (and a conditional PUT's precondition) first."""
     request = call.request
-    content_type = request.header("content-type") or None
-    if content_type == "binary/octet-stream":  # what SDKs send when nobody said
-        content_type = None
     options = {
-        "content_type": content_type,
+        "content_type": content_type_of(request),
         "metadata": request.user_metadata(),
         "condition": conditions.write_condition(request),
         "verify": lambda e: body.check(e.etag, e.checksum),
@@ -169,6 +168,11 @@ async def store_and_stage(call: Call, repo: Repository, body: Body) -> ObjectEnt
         return await call.run(repo.put, request.ref, request.path, data, **options)
     reader = _BodyReader(body)
     return await call.run(repo.put, request.ref, request.path, reader, **options)
+
+
+def content_type_of(request: S3Request) -> str:
+    """The content type to store: the client's, else S3's default."""
+    return request.header("content-type") or DEFAULT_CONTENT_TYPE
 
 
 def writable(repo: Repository, ref: str) -> None:
@@ -265,7 +269,7 @@ def _copied_entry(call: Call, entry: ObjectEntry, replace_metadata: bool) -> Obj
         entry,
         path=request.path,
         mtime=now,
-        content_type=request.header("content-type") or writes.guess_type(request.path),
+        content_type=content_type_of(request),
         metadata=request.user_metadata(),
         etag=etag_of(entry),
     )

@@ -7,7 +7,7 @@ from graveler.gateway import conditions
 from graveler.gateway.call import Call
 from graveler.gateway.errors import S3Error
 from graveler.gateway.listing import OWNER
-from graveler.gateway.objects import SMALL_BODY, _BodyReader, copy_source, writable
+from graveler.gateway.objects import SMALL_BODY, _BodyReader, content_type_of, copy_source, writable
 from graveler.gateway.xml import document, element, group, parse, text_of, timestamp
 from graveler.model import MultipartUpload
 from graveler.multipart import Multipart
@@ -22,14 +22,11 @@ async def create_upload(call: Call) -> None:
     await call.run(writable, repo, request.ref)
     if not request.path:
         raise S3Error("InvalidArgument", "a key needs a path after the branch", 400)
-    content_type = request.header("content-type")
-    if content_type == "binary/octet-stream":
-        content_type = None
     upload = await call.run(
         repo.multipart.create,
         request.ref,
         request.path,
-        content_type=content_type,
+        content_type=content_type_of(request),
         metadata=request.user_metadata(),
         initiator=request.caller,
     )
