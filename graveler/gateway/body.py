@@ -94,6 +94,8 @@ class Body:
         #: Checksums to echo in the response (``x-amz-checksum-*`` name -> base64 value).
         self.checksums: dict[str, str] = {}
         self.received = 0
+        #: Whether the whole body came in (else an answer must close the connection).
+        self.complete = False
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The decoded payload, in pieces as they arrive."""
@@ -145,9 +147,11 @@ class Body:
             if message["type"] == "http.disconnect":
                 raise ClientGone()
             data = message.get("body", b"")
+            if not message.get("more_body", False):
+                self.complete = True
             if data:
                 yield data
-            if not message.get("more_body", False):
+            if self.complete:
                 return
 
     async def _raw(self) -> AsyncIterator[bytes]:

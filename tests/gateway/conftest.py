@@ -11,7 +11,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -29,9 +28,22 @@ ISOLATION = {
     "AWS_CONFIG_FILE": "/nonexistent/graveler-test-aws-config",
     "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/graveler-test-aws-creds",
 }
-UNSET = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
-         "AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
-         "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "GRAVELER_HOME", "GRAVELER_DATABASE_URL")
+UNSET = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "AWS_PROFILE",
+    "AWS_SESSION_TOKEN",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "GRAVELER_HOME",
+    "GRAVELER_DATABASE_URL",
+)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -9,7 +9,19 @@ import pytest
 
 from tests.gateway.conftest import Twin, outcome
 
-KEYS = ["a/1", "a/2", "a/b/3", "a/b/4", "c", "d/e/f/5", "d/x", "plus+sign", "sp ace/6", "ümlaut/7", "z"]
+KEYS = [
+    "a/1",
+    "a/2",
+    "a/b/3",
+    "a/b/4",
+    "c",
+    "d/e/f/5",
+    "d/x",
+    "plus+sign",
+    "sp ace/6",
+    "ümlaut/7",
+    "z",
+]
 
 
 @pytest.fixture
@@ -95,7 +107,9 @@ def test_url_encoding_agrees(filled: Twin):
 
         client.meta.events.register("after-call.s3.ListObjectsV2", keep)
         try:
-            decoded = client.list_objects_v2(Bucket=bucket, Prefix=filled.key(""), EncodingType="url")
+            decoded = client.list_objects_v2(
+                Bucket=bucket, Prefix=filled.key(""), EncodingType="url"
+            )
         finally:
             client.meta.events.unregister("after-call.s3.ListObjectsV2", keep)
         return [o["Key"] for o in decoded["Contents"]], b"%C3%BCmlaut" in captured["body"]
@@ -107,12 +121,18 @@ def test_url_encoding_agrees(filled: Twin):
 
 def test_max_keys_zero_and_bad_token(filled: Twin):
     gv, moto = (
-        outcome(lambda c=c, b=b: c.list_objects_v2(Bucket=b, Prefix=filled.key(""), MaxKeys=0).get("Contents"))
+        outcome(
+            lambda c=c, b=b: c.list_objects_v2(Bucket=b, Prefix=filled.key(""), MaxKeys=0).get(
+                "Contents"
+            )
+        )
         for c, b in filled.both()
     )
     assert gv == moto
     bad = outcome(
-        lambda: filled.gv.list_objects_v2(Bucket="lake", Prefix=filled.key(""), ContinuationToken="%%%")
+        lambda: filled.gv.list_objects_v2(
+            Bucket="lake", Prefix=filled.key(""), ContinuationToken="%%%"
+        )
     )
     assert bad == ("error", ("InvalidArgument", 400))
 

@@ -46,7 +46,9 @@ def _on_both(twin: Twin, fn: Any) -> list[Any]:
 
 def _put(twin: Twin, path: str, body: bytes = BODY, **kw: Any) -> list[Any]:
     key = twin.key(path)
-    return _on_both(twin, lambda c, b: outcome(lambda: c.put_object(Bucket=b, Key=key, Body=body, **kw)["ETag"]))
+    return _on_both(
+        twin, lambda c, b: outcome(lambda: c.put_object(Bucket=b, Key=key, Body=body, **kw)["ETag"])
+    )
 
 
 def test_put_get_head_agree(twin: Twin):
@@ -69,7 +71,8 @@ def test_missing_keys_agree(twin: Twin):
 
 
 @pytest.mark.parametrize(
-    "spec", ["bytes=0-4", "bytes=5-", "bytes=-3", "bytes=3-1000", "bytes=19-19", "bytes=20-30", "bytes=-0"]
+    "spec",
+    ["bytes=0-4", "bytes=5-", "bytes=-3", "bytes=3-1000", "bytes=19-19", "bytes=20-30", "bytes=-0"],
 )
 def test_ranges_agree(twin: Twin, spec: str):
     _put(twin, "r.bin")
@@ -106,10 +109,14 @@ def test_conditional_read_precedence_follows_s3(twin: Twin):
     _put(twin, "c.bin")
     etag = f'"{hashlib.md5(BODY).hexdigest()}"'
     past = datetime.now(UTC) - timedelta(days=1)
-    gv, moto = _on_both(twin, lambda c, b: _get(c, b, twin.key("c.bin"), IfMatch=etag, IfUnmodifiedSince=past))
+    gv, moto = _on_both(
+        twin, lambda c, b: _get(c, b, twin.key("c.bin"), IfMatch=etag, IfUnmodifiedSince=past)
+    )
     assert gv[0] == "ok" and gv[1]["body"] == BODY
     assert moto == ("error", ("PreconditionFailed", 412))
-    gv, moto = _on_both(twin, lambda c, b: _head(c, b, twin.key("c.bin"), IfNoneMatch=etag, IfModifiedSince=past))
+    gv, moto = _on_both(
+        twin, lambda c, b: _head(c, b, twin.key("c.bin"), IfNoneMatch=etag, IfModifiedSince=past)
+    )
     assert gv == moto == ("error", ("304", 304))
 
 
@@ -150,13 +157,19 @@ def test_trailing_checksums(twin: Twin, algorithm: str):
 
 def test_copy_agrees_and_shares_bytes(twin: Twin, engine: Graveler):
     _put(twin, "src.txt", ContentType="text/plain", Metadata={"a": "1"})
-    for directive, extra in (("COPY", {}), ("REPLACE", {"Metadata": {"b": "2"}, "ContentType": "text/x"})):
+    for directive, extra in (
+        ("COPY", {}),
+        ("REPLACE", {"Metadata": {"b": "2"}, "ContentType": "text/x"}),
+    ):
         copied = _on_both(
             twin,
             lambda c, b, d=directive, e=extra: outcome(
                 lambda: c.copy_object(
-                    Bucket=b, Key=twin.key(f"dst-{d}"), CopySource={"Bucket": b, "Key": twin.key("src.txt")},
-                    MetadataDirective=d, **e,
+                    Bucket=b,
+                    Key=twin.key(f"dst-{d}"),
+                    CopySource={"Bucket": b, "Key": twin.key("src.txt")},
+                    MetadataDirective=d,
+                    **e,
                 )["CopyObjectResult"]["ETag"]
             ),
         )
@@ -166,7 +179,11 @@ def test_copy_agrees_and_shares_bytes(twin: Twin, engine: Graveler):
     onto_itself = _on_both(
         twin,
         lambda c, b: outcome(
-            lambda: c.copy_object(Bucket=b, Key=twin.key("src.txt"), CopySource={"Bucket": b, "Key": twin.key("src.txt")})
+            lambda: c.copy_object(
+                Bucket=b,
+                Key=twin.key("src.txt"),
+                CopySource={"Bucket": b, "Key": twin.key("src.txt")},
+            )
         ),
     )
     assert onto_itself[0] == onto_itself[1] == ("error", ("InvalidRequest", 400))
@@ -186,10 +203,25 @@ def test_copy_across_branches(twin: Twin, engine: Graveler, branch: str):
 def test_deletes_agree(twin: Twin):
     _put(twin, "d/1")
     _put(twin, "d/2")
-    gone = _on_both(twin, lambda c, b: outcome(lambda: c.delete_object(Bucket=b, Key=twin.key("d/1"))["ResponseMetadata"]["HTTPStatusCode"]))
+    gone = _on_both(
+        twin,
+        lambda c, b: outcome(
+            lambda: c.delete_object(Bucket=b, Key=twin.key("d/1"))["ResponseMetadata"][
+                "HTTPStatusCode"
+            ]
+        ),
+    )
     assert gone[0] == gone[1] == ("ok", 204)
-    absent = _on_both(twin, lambda c, b: outcome(lambda: c.delete_object(Bucket=b, Key=twin.key("never"))["ResponseMetadata"]["HTTPStatusCode"]))
+    absent = _on_both(
+        twin,
+        lambda c, b: outcome(
+            lambda: c.delete_object(Bucket=b, Key=twin.key("never"))["ResponseMetadata"][
+                "HTTPStatusCode"
+            ]
+        ),
+    )
     assert absent[0] == absent[1] == ("ok", 204)
+
     def batch(client: Any, bucket: str, keys: list[str], quiet: bool) -> tuple[str, Any]:
         objects = [{"Key": twin.key(k)} for k in keys]
         return outcome(
