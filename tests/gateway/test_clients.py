@@ -43,7 +43,12 @@ def _aws(gateway: Gateway, *args: str, cwd: Path | None = None) -> subprocess.Co
     }
     return subprocess.run(
         [sys.executable, "-m", "awscli", "--endpoint-url", gateway.server.url, *args],
-        env=env, capture_output=True, text=True, timeout=120, cwd=cwd, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        check=False,
     )
 
 
@@ -59,7 +64,9 @@ def test_aws_cli(gateway: Gateway, engine: Graveler, branch: str, tmp_path: Path
     assert sync.returncode == 0, sync.stderr
     listed = _aws(gateway, "s3", "ls", "--recursive", f"s3://lake/{branch}/synced/")
     assert sorted(line.split()[-1] for line in listed.stdout.splitlines()) == [
-        f"{branch}/synced/a.csv", f"{branch}/synced/big.bin", f"{branch}/synced/sub/b.json",
+        f"{branch}/synced/a.csv",
+        f"{branch}/synced/big.bin",
+        f"{branch}/synced/sub/b.json",
     ]
     again = _aws(gateway, "s3", "sync", str(src), f"s3://lake/{branch}/synced/")
     assert again.returncode == 0 and again.stdout.strip() == ""  # nothing to do
@@ -90,7 +97,8 @@ def test_s3fs(gateway: Gateway, engine: Graveler, branch: str):
     pq.write_table(TABLE, f"lake/{branch}/fs/t.parquet", filesystem=fs)
     assert fs.cat(f"lake/{branch}/fs/one.txt") == b"one"
     assert sorted(fs.ls(f"lake/{branch}/fs/", detail=False)) == [
-        f"lake/{branch}/fs/one.txt", f"lake/{branch}/fs/t.parquet",
+        f"lake/{branch}/fs/one.txt",
+        f"lake/{branch}/fs/t.parquet",
     ]
     assert fs.glob(f"lake/{branch}/fs/*.parquet") == [f"lake/{branch}/fs/t.parquet"]
     assert pq.read_table(f"lake/{branch}/fs/t.parquet", filesystem=fs).equals(TABLE)

@@ -113,7 +113,9 @@ def test_abort_and_listing_uploads_agree(twin: Twin):
         )
         again = outcome(
             lambda: client.abort_multipart_upload(  # noqa: B023 (called at once)
-                Bucket=bucket, Key=keys[0], UploadId=uploads[keys[0]]  # noqa: B023
+                Bucket=bucket,
+                Key=keys[0],
+                UploadId=uploads[keys[0]],  # noqa: B023
             )
         )
         remaining = sorted(

@@ -31,8 +31,7 @@ def _configure(spark: Any, server: Served, key: Key) -> None:
         "fs.s3a.bucket.lake.connection.ssl.enabled": "false",
         "fs.s3a.bucket.lake.access.key": key.access_key_id,
         "fs.s3a.bucket.lake.secret.key": key.secret_access_key,
-        "fs.s3a.bucket.lake.aws.credentials.provider":
-            "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        "fs.s3a.bucket.lake.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
         "fs.s3a.impl.disable.cache": "true",
         "fs.s3a.attempts.maximum": "2",
         "fs.s3a.retry.limit": "2",

@@ -44,10 +44,15 @@ def test_parquet_through_s3a_on_the_cluster(
             log = submitted.log.read_text(errors="replace")
             assert submitted.results(), log[-6000:]
             assert json.loads(submitted.results()[0]) == {
-                "count": ROWS, "sum": ROWS * (ROWS - 1) // 2,
+                "count": ROWS,
+                "sum": ROWS * (ROWS - 1) // 2,
             }
             assert key.secret_access_key not in log
-            parts = [e for e in repo.iter_objects("run-7", prefix="events/") if e.path.endswith(".parquet")]
+            parts = [
+                e
+                for e in repo.iter_objects("run-7", prefix="events/")
+                if e.path.endswith(".parquet")
+            ]
             assert {e.path.split("/")[1] for e in parts} == {f"k={n}" for n in range(7)}
             repo.commit("run-7", "cluster run")
             repo.merge("run-7", "main")
