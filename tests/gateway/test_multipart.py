@@ -76,7 +76,7 @@ def test_bad_completions_agree(twin: Twin):
         small_upload = _start(client, bucket, key)
         small = _upload(client, bucket, key, small_upload, [b"a" * 100, b"b"])
         row.append(_complete(client, bucket, key, small_upload, small))
-        row.append(outcome(lambda: client.get_object(Bucket=bucket, Key=key))[1])  # noqa: B023 (called at once)
+        row.append(outcome(lambda: client.get_object(Bucket=bucket, Key=key))[1])
         outcomes.append(row)
     assert outcomes[0] == outcomes[1]
     assert [code for code, _ in outcomes[0]] == [
@@ -109,13 +109,13 @@ def test_abort_and_listing_uploads_agree(twin: Twin):
         names = sorted(u["Key"] for u in listed.get("Uploads", []))
         client.abort_multipart_upload(Bucket=bucket, Key=keys[0], UploadId=uploads[keys[0]])
         after = outcome(
-            lambda: client.list_parts(Bucket=bucket, Key=keys[0], UploadId=uploads[keys[0]])  # noqa: B023 (called at once)
+            lambda: client.list_parts(Bucket=bucket, Key=keys[0], UploadId=uploads[keys[0]])
         )
         again = outcome(
-            lambda: client.abort_multipart_upload(  # noqa: B023 (called at once)
+            lambda: client.abort_multipart_upload(
                 Bucket=bucket,
                 Key=keys[0],
-                UploadId=uploads[keys[0]],  # noqa: B023
+                UploadId=uploads[keys[0]],
             )
         )
         remaining = sorted(

@@ -5,13 +5,14 @@ branch, reads back, and the branch merges into ``main``."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from graveler.client import Graveler
 from tests.serving import Key, Served
+
+SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,7 @@ def _configure(spark: Any, server: Served, key: Key) -> None:
         "fs.s3a.bucket.lake.connection.ssl.enabled": "false",
         "fs.s3a.bucket.lake.access.key": key.access_key_id,
         "fs.s3a.bucket.lake.secret.key": key.secret_access_key,
-        "fs.s3a.bucket.lake.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        "fs.s3a.bucket.lake.aws.credentials.provider": SIMPLE_CREDENTIALS,
         "fs.s3a.impl.disable.cache": "true",
         "fs.s3a.attempts.maximum": "2",
         "fs.s3a.retry.limit": "2",
