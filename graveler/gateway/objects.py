@@ -10,6 +10,7 @@ the new path without copying them.
 from __future__ import annotations
 
 import contextlib
+import asyncio
 import io
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
@@ -94,17 +95,23 @@ def _prepare_read(
 async def _read_pieces(
     call: Call, repo: Repository, entry: ObjectEntry, span: tuple[int, int] | None
 ) -> AsyncIterator[bytes]:
+    """The object's bytes in pieces; the next piece is read (and hashed) on a worker thread
+    while the current one is sent."""
     stream: BinaryIO = await call.run(repo.open_entry, entry)
+    loop = asyncio.get_running_loop()
     try:
         left = entry.size
         if span is not None:
             await call.run(stream.seek, span[0])
             left = span[1] - span[0] + 1
+        pending = loop.run_in_executor(None, stream.read, min(STREAM_PIECE, left))
         while left > 0:
-            piece = await call.run(stream.read, min(STREAM_PIECE, left))
+            piece = await pending
             if not piece:
                 raise S3Error("InternalError", "the object ended early", 500)
             left -= len(piece)
+            if left > 0:
+                pending = loop.run_in_executor(None, stream.read, min(STREAM_PIECE, left))
             yield piece
         if span is None:  # the verifying stream checks size and SHA-256 at its end
             await call.run(stream.read, 1)
