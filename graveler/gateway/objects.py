@@ -9,8 +9,8 @@ the new path without copying them.
 
 from __future__ import annotations
 
-import contextlib
 import asyncio
+import contextlib
 import io
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
@@ -82,6 +82,7 @@ def _prepare_read(
     """The entry, a precondition's status (304), the bytes of a small object, the range."""
     request = call.request
     entry = _stat(repo, request.ref, request.path, request.key or "")
+    _check_part_number(request.query.get("partNumber"), entry)
     status = conditions.check_read(request, entry)
     if status is not None:
         return entry, status, None, None
@@ -117,6 +118,18 @@ async def _read_pieces(
             await call.run(stream.read, 1)
     finally:
         await call.run(stream.close)
+
+
+def _check_part_number(text: str | None, entry: ObjectEntry) -> None:
+    """``?partNumber=N`` reads part N of a multipart object. Part boundaries are not kept
+    once an upload is assembled, so only part 1 of an object sent in one piece (the whole
+    object) can be served."""
+    if text is None:
+        return
+    if text != "1":
+        raise S3Error("InvalidPartNumber", "the requested part number is not satisfiable", 416)
+    if "-" in etag_of(entry) and not etag_of(entry).endswith("-1"):
+        raise S3Error("NotImplemented", "reading one part of an object assembled from parts", 501)
 
 
 def object_headers(entry: ObjectEntry) -> dict[str, str]:

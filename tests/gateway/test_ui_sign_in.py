@@ -47,10 +47,15 @@ def _base(server: Served) -> str:
     return str(server.urls["ui"]).rstrip("/")
 
 
-def _sign_in(client: httpx.Client, server: Served, key: Key, secret: str | None = None) -> httpx.Response:
+def _sign_in(
+    client: httpx.Client, server: Served, key: Key, secret: str | None = None
+) -> httpx.Response:
     return client.post(
         _base(server) + "/sign-in",
-        data={"access_key_id": key.access_key_id, "secret_access_key": secret or key.secret_access_key},
+        data={
+            "access_key_id": key.access_key_id,
+            "secret_access_key": secret or key.secret_access_key,
+        },
     )
 
 
@@ -132,12 +137,16 @@ def test_sign_in_never_sends_you_elsewhere(loopback: Served):
     with httpx.Client() as client:
         got = client.post(
             _base(loopback) + "/sign-in",
-            data={"access_key_id": key.access_key_id, "secret_access_key": key.secret_access_key,
-                  "next": "https://evil.example/"},
+            data={
+                "access_key_id": key.access_key_id,
+                "secret_access_key": key.secret_access_key,
+                "next": "https://evil.example/",
+            },
         )
         assert got.status_code == 303 and got.headers["location"] == "/"
         cross = client.post(
-            _base(loopback) + "/sign-in", headers={"Origin": "https://evil.example"},
+            _base(loopback) + "/sign-in",
+            headers={"Origin": "https://evil.example"},
             data={"access_key_id": key.access_key_id, "secret_access_key": key.secret_access_key},
         )
         assert cross.status_code == 403
