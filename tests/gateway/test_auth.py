@@ -244,7 +244,7 @@ def test_virtual_host_addressing(tmp_path: Any):
     from tests.serving import Served
 
     with Served(home, None, "--domain", "s3.graveler.test") as server:
-        server.cli("repo", "create", "graveler://lake", (tmp_path / "ns").as_uri())
+        server.repository("lake", (tmp_path / "ns").as_uri())
         key = server.credentials()
         port = urlsplit(server.url).port
         for method, path, body in (("PUT", "/main/v.txt", b"virtual"), ("GET", "/main/v.txt", b"")):
