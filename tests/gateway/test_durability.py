@@ -209,3 +209,35 @@ def test_a_damaged_object_is_never_served_whole(gateway: Gateway, engine: Gravel
         raise AssertionError("a damaged object was served whole")
     part = client.get_object(Bucket="lake", Key=f"{branch}/damaged.bin", Range="bytes=0-99")
     assert part["Body"].read() == body[:100]  # ranges are served as stored
+
+
+def test_two_replicas_on_one_database_serve_the_same_repositories(
+    pg_server: tuple[Served, Key, str], tmp_path: Path
+):
+    """A second ``graveler serve`` on the same PostgreSQL (another home, as on another host,
+    the same server key): one multipart upload spread over both, then read from either."""
+    first, key, url = pg_server
+    env = {"GRAVELER_AUTH_ENCRYPT_KEY": "gateway-durability-tests"}
+    with Served(tmp_path / "other-home", url, env=env) as second:
+        a, b = _client(first, key), _client(second, key)
+        parts = [os.urandom(5 * MIB), b"end"]
+        upload = a.create_multipart_upload(Bucket="lake", Key="main/replicas.bin")["UploadId"]
+        etags = [
+            b.upload_part(
+                Bucket="lake", Key="main/replicas.bin", UploadId=upload, PartNumber=1, Body=parts[0]
+            )["ETag"],
+            a.upload_part(
+                Bucket="lake", Key="main/replicas.bin", UploadId=upload, PartNumber=2, Body=parts[1]
+            )["ETag"],
+        ]
+        done = [{"PartNumber": n + 1, "ETag": e} for n, e in enumerate(etags)]
+        b.complete_multipart_upload(
+            Bucket="lake", Key="main/replicas.bin", UploadId=upload, MultipartUpload={"Parts": done}
+        )
+        for client in (a, b):
+            assert client.get_object(Bucket="lake", Key="main/replicas.bin")[
+                "Body"
+            ].read() == b"".join(parts)
+        assert [
+            o["Key"] for o in b.list_objects_v2(Bucket="lake", Prefix="main/replicas")["Contents"]
+        ] == ["main/replicas.bin"]
