@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from graveler.client import Graveler
 from graveler.errors import AlreadyExists
-from graveler.namespaces import canonical_namespace
 from graveler.gateway.call import Call
 from graveler.gateway.errors import S3Error, from_graveler, not_implemented
 from graveler.gateway.listing import buckets_document
 from graveler.gateway.objects import writable
 from graveler.gateway.xml import document, group, parse, text_of, timestamp
+from graveler.namespaces import canonical_namespace
 from graveler.repository import Repository
 
 MAX_DELETE = 1000
