@@ -4,10 +4,10 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs,ui
+EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs,ui,server,tables,clients
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv dvc-env shim test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
+.PHONY: venv dvc-env shim jars test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
 
 SHIM_JAR := providers/graveler_spark/jars/graveler-spark-shim.jar
 SHIM_SRC := $(wildcard providers/graveler_spark/jvm/src/io/graveler/spark/*.java) \
@@ -37,6 +37,11 @@ shim: $(SHIM_JAR)
 $(SHIM_JAR): $(SHIM_SRC) | $(STAMP)
 	bash scripts/build-spark-shim.sh $(PY) $@
 
+# JVM jars for Spark's s3a://, Delta and Iceberg (scripts/jars.txt), from Maven Central into
+# .jars/, cached; tests find them there (tests/jars.py) and never download.
+jars:
+	@bash scripts/fetch-jars.sh .jars
+
 # Starts the machine's PostgreSQL 15 cluster (idempotent) and creates the test role and database.
 postgres:
 	@bash scripts/start-postgres.sh
@@ -53,7 +58,7 @@ browser:
 
 # Two pytest processes at once: the deployed-service suites beside the rest (scripts/run-tests.sh;
 # GRAVELER_TEST_JOBS=1 for one after the other).
-test: venv postgres browser
+test: venv jars postgres browser
 	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' bash scripts/run-tests.sh $(PY)
 
 # The long form of tests/stress (the short form runs inside `make test`): 8 writer processes x

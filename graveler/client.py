@@ -25,7 +25,7 @@ import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from graveler import namespaces, validate
 from graveler.commits import make_commit
@@ -45,6 +45,9 @@ from graveler.refs.store import MetadataStore, open_metadata_store
 from graveler.repository import Repository
 from graveler.staging import new_staging_token
 from graveler.views import ReadCache
+
+if TYPE_CHECKING:
+    from graveler.refs.sql_server import SqlAccessKeyStore, SqlUploadStore
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
 #: Commits kept in memory per client (they are immutable; lakeFS keeps 50,000 too).
@@ -89,6 +92,11 @@ class Graveler:
         self.read_cache = ReadCache()
         self.hooks = HookDispatcher(_copy(hooks), self.metadata, _policy(self.settings))
         self.external = ExternalStores(self.store_options)
+        #: Multipart uploads and access keys (the server's state), opened on first use.
+        self.uploads = cast("SqlUploadStore", _ServerStore("SqlUploadStore", self.database_url))
+        self.access_keys = cast(
+            "SqlAccessKeyStore", _ServerStore("SqlAccessKeyStore", self.database_url)
+        )
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -100,6 +108,8 @@ class Graveler:
 
     def close(self) -> None:
         self.metadata.close()
+        self.uploads.close()
+        self.access_keys.close()
 
     def object_store(self, namespace: str) -> ObjectStore:
         with self._lock:
@@ -158,6 +168,7 @@ class Graveler:
             self.read_cache,
             self.hooks,
             self.external,
+            self.uploads,
         )
         return Repository(info, parts)
 
@@ -170,6 +181,30 @@ class Graveler:
         self.metadata.delete_repository(name)
         self.commit_cache.clear()
         self.read_cache.clear()
+
+
+class _ServerStore:
+    """A store of :mod:`graveler.refs.sql_server` made on its first use: that module (and
+    SQLAlchemy with it) is imported only by a client that serves or uploads in parts, so a
+    command that does neither starts without it."""
+
+    def __init__(self, kind: str, url: str) -> None:
+        self._kind, self._url = kind, url
+        self._store: Any = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        with self._lock:
+            if self._store is None:
+                from graveler.refs import sql_server
+
+                self._store = getattr(sql_server, self._kind)(self._url)
+        return getattr(self._store, name)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
 
 
 _SHARED: dict[tuple[int, tuple[tuple[str, str], ...]], Graveler] = {}

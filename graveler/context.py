@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
@@ -27,6 +27,9 @@ from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore.port import ObjectStore
 from graveler.refs.port import RefStore, StagingStore
 from graveler.views import ReadCache, ReadView
+
+if TYPE_CHECKING:  # the server's stores load SQLAlchemy: only a client that uses them does
+    from graveler.refs.sql_server import SqlUploadStore
 
 #: Immutable commits by (repository name, commit ID), shared by every repository of a client.
 CommitCache = LruCache[tuple[str, str], Commit]
@@ -76,7 +79,8 @@ class RepositoryParts:
     the client's, for work that opens the same stores in another process (Spark executors).
     ``reads`` (views of commit IDs and branches, decoded entries) is shared like ``commits``.
     ``hooks`` runs the client's hooks and the repository's action files; ``external`` opens
-    the stores of imported objects that live outside the namespace."""
+    the stores of imported objects that live outside the namespace; ``uploads`` holds the
+    multipart uploads in progress (:mod:`graveler.multipart`)."""
 
     refs: RefStore
     staging: StagingStore
@@ -87,6 +91,7 @@ class RepositoryParts:
     reads: ReadCache = field(default_factory=ReadCache)
     hooks: HookDispatch = NO_HOOKS
     external: ExternalStores = field(default_factory=ExternalStores)
+    uploads: SqlUploadStore | None = None
 
 
 class RepoContext(Protocol):

@@ -48,6 +48,18 @@ class InvalidAction(InvalidArgument):
     """An action file (``_graveler_actions/*.yaml``) is malformed."""
 
 
+class InvalidPart(InvalidArgument):
+    """A multipart completion names a part that was not uploaded, or with another ETag."""
+
+
+class InvalidPartOrder(InvalidArgument):
+    """A multipart completion lists its parts out of ascending order."""
+
+
+class EntityTooSmall(InvalidArgument):
+    """A part other than the last of a multipart upload is smaller than 5 MiB."""
+
+
 # --- missing things ----------------------------------------------------------------------------
 
 
@@ -75,6 +87,10 @@ class TagNotFound(NotFound):
 
 class CommitNotFound(NotFound):
     pass
+
+
+class UploadNotFound(NotFound):
+    """No multipart upload with this ID (never created, completed or aborted)."""
 
 
 class RefNotFound(NotFound):
@@ -114,6 +130,46 @@ class MergeConflict(Conflict):
         )
 
 
+class TableConflict(MergeConflict):
+    """Both sides of a merge changed one table (Delta Lake, Iceberg) in ways its format's own
+    rules refuse to combine. ``table`` is the table's root path, ``format`` its format,
+    ``kind`` the format's own name for the conflict (Delta's ``ConcurrentAppend``,
+    ``MetadataChanged``...; Iceberg's validation that failed), ``source_version`` and
+    ``dest_version`` the table versions (or snapshot IDs) of the two sides."""
+
+    def __init__(
+        self,
+        table: str,
+        format: str,
+        kind: str,
+        reason: str,
+        *,
+        source_version: object = None,
+        dest_version: object = None,
+    ) -> None:
+        self.table = table
+        self.format = format
+        self.kind = kind
+        self.reason = reason
+        self.source_version = source_version
+        self.dest_version = dest_version
+        versions = ""
+        if source_version is not None or dest_version is not None:
+            versions = f" (source at version {source_version}, destination at {dest_version})"
+        super().__init__(
+            [table],
+            f"{format} table {table or '/'!r} conflicts{versions}: {kind}: {reason}; "
+            "retry with strategy 'dest-wins' or 'source-wins' to take the whole table from "
+            "one side",
+        )
+
+
+class PreconditionFailed(Conflict):
+    """A conditional write found the object not as the condition required (an object
+    already at the path for put-if-absent, another object than the expected one for
+    if-match); nothing was written."""
+
+
 class BranchMoved(Conflict):
     """A compare-and-swap on a branch lost its race (after all retries, when raised publicly)."""
 
@@ -143,6 +199,19 @@ class HookAborted(Conflict):
         self.event = event
         self.run_id = run_id
         super().__init__(f"{event} hook failed (run {run_id}): {reason}")
+
+
+# --- access ------------------------------------------------------------------------------------
+
+
+class AccessDenied(GravelerError):
+    """The caller's credentials do not allow the operation (or there are none)."""
+
+    exit_code = 1
+
+
+class AuthenticationFailed(AccessDenied):
+    """The credentials given are unknown, wrong, expired or badly formed."""
 
 
 # --- storage and integrity ---------------------------------------------------------------------

@@ -181,11 +181,17 @@ class _Merge:
         return possible and self.options.may_fast_forward
 
     def _commit(self, base: Commit | None, head: Commit) -> Commit:
-        """The merge (or squash) commit of this attempt."""
+        """The merge (or squash) commit of this attempt; tables both sides changed are merged
+        as tables (:mod:`graveler.tables`), the rest key by key."""
+        from graveler.tables.merge import plan_table_merges
+
         src = self.src
         base_tree = base.metarange_id if base is not None else ""
+        tables = plan_table_merges(
+            self.repo, base, src, head, self.strategy, source_ref=self.source, dest_ref=self.dest
+        )
         tree, _ = self.repo.committed.merge(
-            base_tree, src.metarange_id, head.metarange_id, self.strategy, self.records
+            base_tree, src.metarange_id, head.metarange_id, self.strategy, self.records, tables
         )
         parents = [head] if self.options.squash or src.id == head.id else [head, src]
         return make_commit(parents, tree, self.text, self.who, self.meta)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from graveler.log import log_commits
     from graveler.model import Commit, ResolvedRef
     from graveler.model import Repository as RepositoryInfo
+    from graveler.multipart import Multipart
     from graveler.objectstore.port import ObjectStore
     from graveler.refs.port import RefStore, StagingStore
     from graveler.transaction import Transaction
@@ -96,6 +97,15 @@ class Repository:
     def external(self) -> ExternalStores:
         """The stores of imported objects outside the namespace."""
         return self.parts.external
+
+    @property
+    def multipart(self) -> Multipart:
+        """Multipart uploads to this repository (:mod:`graveler.multipart`)."""
+        from graveler.multipart import Multipart  # here: most handles never upload in parts
+
+        if self.parts.uploads is None:
+            raise InvalidArgument("this repository handle was opened without an upload store")
+        return Multipart(self, self.parts.uploads)
 
     @property
     def settings(self) -> ClientSettings:

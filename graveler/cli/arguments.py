@@ -9,6 +9,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from graveler.cli.server_arguments import credentials_parser, serve_parser, ui_parser
+
 EXIT_USAGE = 2
 
 
@@ -332,34 +334,6 @@ def _import(sub: Any) -> None:
     imp.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
 
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
-
-
-def _ui(sub: Any) -> None:
-    """``graveler ui`` (its code, in :mod:`graveler.cli.ui`, imports the web stack)."""
-    p = sub.add_parser("ui", help="serve the web UI (read-only unless --allow-writes)")
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on ({DEFAULT_HOST})")
-    p.add_argument(
-        "--port", type=_port, default=DEFAULT_PORT, help=f"port ({DEFAULT_PORT}; 0: any free one)"
-    )
-    p.add_argument(
-        "--allow-writes",
-        action="store_true",
-        help="offer merge, revert and delete-branch actions (default: read-only)",
-    )
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, not {text!r}")
-    return port
-
-
 #: Every command and what builds its parser, in the order ``--help`` lists them.
 COMMANDS: dict[str, Callable[[Any], None]] = {
     "repo": _repo,
@@ -378,5 +352,7 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
     "fsck": _fsck,
     "refs": _refs,
     "gc": _gc,
-    "ui": _ui,
+    "ui": ui_parser,
+    "serve": serve_parser,
+    "credentials": credentials_parser,
 }

@@ -53,6 +53,10 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "refs_dump": (_M, "refs_dump"),
     "refs_restore": (_M, "refs_restore"),
     "ui": ("graveler.cli.ui", "ui"),
+    "serve": ("graveler.cli.serve", "serve"),
+    "credentials_create": ("graveler.cli.serve", "credentials_create"),
+    "credentials_list": ("graveler.cli.serve", "credentials_list"),
+    "credentials_delete": ("graveler.cli.serve", "credentials_delete"),
     "gc": (_C, "gc"),
 }
 

@@ -24,7 +24,7 @@ from graveler.objectstore.port import ObjectStore
 if TYPE_CHECKING:  # the algorithms are imported by the methods that run them
     from graveler.committed.apply import ApplySummary, Change
     from graveler.committed.diff import DiffEntry
-    from graveler.committed.merge import MergeStrategy, RecordResolver
+    from graveler.committed.merge import MergeStrategy, PrefixOverride, RecordResolver
 
 #: A batch holding more than 1/WHOLE_INDEX_RATIO of a tree's records probes a whole-tree dict.
 WHOLE_INDEX_RATIO = 20
@@ -155,17 +155,20 @@ class CommittedManager:
         dest_id: str,
         strategy: MergeStrategy | str | None = None,
         resolver: RecordResolver | None = None,
+        override: PrefixOverride | None = None,
     ) -> tuple[str, ApplySummary]:
         """Three-way merge; raises MergeConflict. Trivial cases never touch ranges.
-        ``resolver`` decides conflicting keys before ``strategy`` (see merge_trees)."""
+        ``resolver`` decides conflicting keys before ``strategy``; ``override`` replaces the
+        merge under some prefixes (see merge_trees)."""
         from graveler.committed.apply import ApplySummary
         from graveler.committed.merge import MergeStrategy, merge_trees
 
         strat = MergeStrategy.parse(strategy)
-        if source_id in (base_id, dest_id):
-            return dest_id, ApplySummary()
-        if dest_id == base_id:
-            return source_id, _summary_of(self.diff(dest_id, source_id))
+        if override is None or not override.prefixes:
+            if source_id in (base_id, dest_id):
+                return dest_id, ApplySummary()
+            if dest_id == base_id:
+                return source_id, _summary_of(self.diff(dest_id, source_id))
         return merge_trees(
             self.files,
             self.settings,
@@ -174,6 +177,7 @@ class CommittedManager:
             self.ranges(dest_id),
             strat,
             resolver,
+            override,
         )
 
 

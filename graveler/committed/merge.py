@@ -24,7 +24,9 @@ diff from base and the destination ranges it touches are read, so the cost follo
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 from graveler.committed.apply import ApplySummary, Change, apply_changes
@@ -58,6 +60,20 @@ class MergeStrategy(StrEnum):
             ) from None
 
 
+@dataclass(frozen=True)
+class PrefixOverride:
+    """Key prefixes whose merged contents were decided above the tree (a table merged as a
+    table, see :mod:`graveler.tables`): the source's changes under them are ignored and
+    ``changes`` (key-ordered, every key under one of the prefixes) are applied over the
+    destination instead."""
+
+    prefixes: tuple[bytes, ...]
+    changes: tuple[Change, ...]
+
+    def covers(self, key: bytes) -> bool:
+        return any(key.startswith(p) for p in self.prefixes)
+
+
 def merge_trees(
     files: TreeFiles,
     settings: RangeSettings,
@@ -66,11 +82,16 @@ def merge_trees(
     dest: Sequence[RangeInfo],
     strategy: MergeStrategy = MergeStrategy.NONE,
     resolver: RecordResolver | None = None,
+    override: PrefixOverride | None = None,
 ) -> tuple[str, ApplySummary]:
     """The merged tree's metarange ID and what it changed in the destination."""
     conflicts: list[bytes] = []
     diff = diff_trees(files, base, source)
+    if override is not None and override.prefixes:
+        diff = (e for e in diff if not override.covers(e.key))
     changes = _resolve(files, diff, dest, strategy, conflicts, resolver)
+    if override is not None and override.changes:
+        changes = heapq.merge(changes, override.changes, key=lambda c: c.key)
     metarange_id, summary = apply_changes(files, settings, dest, changes)
     if conflicts:
         raise MergeConflict(conflicts)

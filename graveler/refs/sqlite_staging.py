@@ -67,18 +67,22 @@ class SqliteStagingStore:
         entries: Iterable[StagedEntry],
         *,
         before_commit: Callable[[], object] | None = None,
+        check: Callable[[], object] | None = None,
     ) -> str:
         """Write ``entries`` under the branch's current staging token in one transaction and
         return the token; last write per key wins. ``entries`` may be a generator of any
         length, consumed in chunks of ``chunk_size`` distinct keys (one executemany of the
         upsert each). Commits with ``synchronous=NORMAL``. Raises BranchNotFound,
         ProtectedBranch (checked in the same transaction), InvalidArgument for a key,
-        identity or value that is not bytes (nothing is written then). ``before_commit`` runs
-        last inside the transaction."""
+        identity or value that is not bytes (nothing is written then). ``check`` runs first
+        inside the transaction, which holds the database write lock from its start (so
+        conditional writers take turns, each seeing what the ones before it staged: its reads
+        of this store on this thread run inside the transaction); ``before_commit`` runs
+        last."""
         if few(entries) and sqlite_stage.AVAILABLE:
             for entry in entries:
                 check_entry(entry)
-            return sqlite_stage.stage_few(self._db, repo, branch, entries, before_commit)
+            return sqlite_stage.stage_few(self._db, repo, branch, entries, before_commit, check)
         with self._db.write(f"stage on branch {branch!r} of {repo!r}", durable=False) as conn:
             row = conn.execute(_TOKEN, (repo, branch)).fetchone()
             if row is None:
@@ -87,6 +91,8 @@ class SqliteStagingStore:
                 raise ProtectedBranch(
                     f"branch {branch!r} is protected: write to another branch and merge into it"
                 )
+            if check is not None:
+                check()
             token = str(row[0])
             for chunk in chunks(entries, self._chunk_size):
                 conn.executemany(_UPSERT, [(token, e.key, e.identity, e.value) for e in chunk])
