@@ -247,3 +247,27 @@ def test_a_failing_entry_source_rolls_the_whole_call_back(store: MetadataStore, 
     with pytest.raises(OSError, match="flush"):
         store.stage("repo", "main", entries())
     assert store.count_staged(token) == 0
+
+
+@pytest.mark.parametrize("count", [1, 40], ids=["few", "many"])
+def test_check_runs_inside_the_staging_transaction(
+    store: MetadataStore, token: str, count: int
+) -> None:
+    """``stage(check=...)``: the check runs before anything is written, sees what earlier
+    calls staged, and what it raises undoes the whole call (conditional writes)."""
+    seen: list[int] = []
+
+    def count_staged() -> None:
+        seen.append(store.count_staged(token))
+
+    first = [value(b"a%d" % i) for i in range(count)]
+    store.stage("repo", "main", first, check=count_staged)
+    store.stage("repo", "main", [value(b"b")], check=count_staged)
+    assert seen == [0, count]
+
+    def refuse() -> None:
+        raise ValueError("precondition failed")
+
+    with pytest.raises(ValueError, match="precondition"):
+        store.stage("repo", "main", [value(b"c%d" % i) for i in range(count)], check=refuse)
+    assert store.count_staged(token) == count + 1
