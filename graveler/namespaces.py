@@ -220,10 +220,9 @@ def read_claim(store: ObjectStore, key: str = MARKER_KEY) -> Claim | None:
 
 
 def claim(store: ObjectStore, info: RepositoryInfo, database_url: str) -> None:
-    """Make sure the marker of ``store`` names ``info``'s repository: read it, and write it
-    when absent (create-if-absent, so of racing claimants one wins: the others read the
-    winner's); NamespaceInUse when it names another repository. A marker already there
-    costs one read, no write (every client's first open of a repository checks it)."""
+    """Make sure the marker of ``store`` names ``info``'s repository: read it, write it when
+    absent (create-if-absent: of racing claimants one wins, the others read its marker);
+    NamespaceInUse when it names another. A marker already there costs a read, no write."""
     mine = Claim.of(info, database_url)
     for _ in range(2):  # a second look if another claimant wrote between our read and write
         theirs = read_claim(store)
