@@ -33,7 +33,7 @@ FORBIDDEN = {
     "graveler_spark",
     "graveler_fsspec",
 }
-BACKEND_ONLY = {
+BACKEND_ONLY: dict[str, str | tuple[str, ...]] = {
     "sqlalchemy": "refs/",
     "alembic": "refs/",
     "psycopg": "refs/",
@@ -45,7 +45,8 @@ BACKEND_ONLY = {
     "starlette": "ui/",
     "jinja2": "ui/",
     "uvicorn": "ui/",
-    "pyarrow": "ui/",
+    # Parquet: the web UI, and Delta checkpoints (graveler/tables/delta)
+    "pyarrow": ("ui/", "tables/delta/"),
 }
 #: The engine modules that providers may import, besides the top-level ``graveler`` names.
 PUBLIC_MODULES = {
