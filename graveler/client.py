@@ -40,6 +40,7 @@ from graveler.model import EMPTY_METARANGE_ID, Branch, RangeSettings
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore import ObjectStore, open_object_store
 from graveler.refs.sql import SqlMetadataStore
+from graveler.refs.sql_server import SqlAccessKeyStore, SqlUploadStore
 from graveler.repository import Repository
 from graveler.staging import new_staging_token
 from graveler.views import ReadCache
@@ -87,6 +88,9 @@ class Graveler:
         self.read_cache = ReadCache()
         self.hooks = HookDispatcher(_copy(hooks), self.metadata, _policy(self.settings))
         self.external = ExternalStores(self.store_options)
+        #: Multipart uploads and access keys (the server's state), opened on first use.
+        self.uploads = SqlUploadStore(self.database_url)
+        self.access_keys = SqlAccessKeyStore(self.database_url)
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -98,6 +102,8 @@ class Graveler:
 
     def close(self) -> None:
         self.metadata.close()
+        self.uploads.close()
+        self.access_keys.close()
 
     def object_store(self, namespace: str) -> ObjectStore:
         with self._lock:
@@ -156,6 +162,7 @@ class Graveler:
             self.read_cache,
             self.hooks,
             self.external,
+            self.uploads,
         )
         return Repository(info, parts)
 

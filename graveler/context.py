@@ -26,6 +26,7 @@ from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore.port import ObjectStore
 from graveler.refs.port import RefStore, StagingStore
+from graveler.refs.sql_server import SqlUploadStore
 from graveler.views import ReadCache, ReadView
 
 #: Immutable commits by (repository name, commit ID), shared by every repository of a client.
@@ -76,7 +77,8 @@ class RepositoryParts:
     the client's, for work that opens the same stores in another process (Spark executors).
     ``reads`` (views of commit IDs and branches, decoded entries) is shared like ``commits``.
     ``hooks`` runs the client's hooks and the repository's action files; ``external`` opens
-    the stores of imported objects that live outside the namespace."""
+    the stores of imported objects that live outside the namespace; ``uploads`` holds the
+    multipart uploads in progress (:mod:`graveler.multipart`)."""
 
     refs: RefStore
     staging: StagingStore
@@ -87,6 +89,7 @@ class RepositoryParts:
     reads: ReadCache = field(default_factory=ReadCache)
     hooks: HookDispatch = NO_HOOKS
     external: ExternalStores = field(default_factory=ExternalStores)
+    uploads: SqlUploadStore | None = None
 
 
 class RepoContext(Protocol):

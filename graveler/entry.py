@@ -16,6 +16,16 @@ Layout 2 is the same bytes with version 2: an entry whose address is *external*,
 (``s3://bucket/key``, ``file:///path``) of an object outside the repository's namespace that
 ``import`` referenced without copying. Every other entry's address is namespace-relative and
 stays inside the namespace; the version byte keeps the two kinds apart in every tree.
+
+Layouts 3 and 4 are layouts 1 and 2 followed by the object's S3 ETag (without quotes)::
+
+    ... | u32 len(etag) | etag
+
+the hex MD5 of the bytes, or for an object assembled from a multipart upload the MD5 of its
+parts' MD5s, ``-`` and the number of parts, as S3 computes it. Writers that know it record
+it; the ETag is not part of the identity (the same bytes are the same object however they
+were uploaded). Entries without one are served with an ETag derived from the SHA-256
+(:func:`etag_of`).
 """
 
 from __future__ import annotations
@@ -35,7 +45,10 @@ from graveler.model import StagedEntry
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 ENTRY_LAYOUT = 1
 EXTERNAL_LAYOUT = 2
-_LAYOUTS = (ENTRY_LAYOUT, EXTERNAL_LAYOUT)
+#: Layouts 1 and 2 with the ETag after the metadata.
+ETAG_LAYOUT_OFFSET = 2
+_LAYOUTS = (1, 2, 3, 4)
+_ETAG_LEN = struct.Struct(">I")
 _HEAD = struct.Struct(">BQqIIII")
 _PAIR = struct.Struct(">II")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -57,6 +70,8 @@ class ObjectEntry:
     content_type: str = DEFAULT_CONTENT_TYPE
     metadata: Mapping[str, str] = field(default_factory=dict)
     external: bool = False
+    #: The S3 ETag when the writer recorded one (see the module docstring).
+    etag: str | None = None
 
     @property
     def key(self) -> bytes:
@@ -83,9 +98,10 @@ class ObjectEntry:
         checksum = self.checksum.encode()
         content_type = self.content_type.encode()
         micros = (self.mtime - _EPOCH) // _MICROSECOND
+        layout = EXTERNAL_LAYOUT if self.external else ENTRY_LAYOUT
         parts = [
             _HEAD.pack(
-                EXTERNAL_LAYOUT if self.external else ENTRY_LAYOUT,
+                layout + (ETAG_LAYOUT_OFFSET if self.etag is not None else 0),
                 self.size,
                 micros,
                 len(address),
@@ -100,6 +116,9 @@ class ObjectEntry:
         for k, v in sorted(self.metadata.items()):
             kb, vb = k.encode(), v.encode()
             parts += [_PAIR.pack(len(kb), len(vb)), kb, vb]
+        if self.etag is not None:
+            etag = self.etag.encode()
+            parts += [_ETAG_LEN.pack(len(etag)), etag]
         return b"".join(parts)
 
     def to_record(self) -> ValueRecord:
@@ -148,6 +167,12 @@ def decode(key: bytes, value: bytes) -> ObjectEntry:
             pos += _PAIR.size
             metadata[value[pos : pos + lk].decode()] = value[pos + lk : pos + lk + lv].decode()
             pos += lk + lv
+        etag = None
+        if version > EXTERNAL_LAYOUT:
+            (le,) = _ETAG_LEN.unpack_from(value, pos)
+            pos += _ETAG_LEN.size
+            etag = value[pos : pos + le].decode()
+            pos += le
         if pos != len(value):
             raise CorruptFile(f"entry for {key!r} has {len(value) - pos} stray bytes")
         return ObjectEntry(
@@ -158,7 +183,16 @@ def decode(key: bytes, value: bytes) -> ObjectEntry:
             _EPOCH + timedelta(microseconds=micros),
             content_type,
             metadata,
-            version == EXTERNAL_LAYOUT,
+            version % 2 == 0,
+            etag,
         )
     except (struct.error, UnicodeDecodeError) as exc:
         raise CorruptFile(f"entry for {key!r} is not a valid object entry") from exc
+
+
+def etag_of(entry: ObjectEntry) -> str:
+    """The S3 ETag of ``entry`` (without quotes): the recorded one, or for entries written
+    without one, the first 128 bits of the SHA-256 in hex with ``-1`` after them. The suffix
+    marks it as not an MD5 of the bytes, as S3 marks multipart ETags, so clients that check
+    an MD5 ETag against the bytes skip it."""
+    return entry.etag if entry.etag is not None else f"{entry.checksum[:32]}-1"

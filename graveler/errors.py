@@ -48,6 +48,18 @@ class InvalidAction(InvalidArgument):
     """An action file (``_graveler_actions/*.yaml``) is malformed."""
 
 
+class InvalidPart(InvalidArgument):
+    """A multipart completion names a part that was not uploaded, or with another ETag."""
+
+
+class InvalidPartOrder(InvalidArgument):
+    """A multipart completion lists its parts out of ascending order."""
+
+
+class EntityTooSmall(InvalidArgument):
+    """A part other than the last of a multipart upload is smaller than 5 MiB."""
+
+
 # --- missing things ----------------------------------------------------------------------------
 
 
@@ -75,6 +87,10 @@ class TagNotFound(NotFound):
 
 class CommitNotFound(NotFound):
     pass
+
+
+class UploadNotFound(NotFound):
+    """No multipart upload with this ID (never created, completed or aborted)."""
 
 
 class RefNotFound(NotFound):
@@ -148,6 +164,12 @@ class TableConflict(MergeConflict):
         )
 
 
+class PreconditionFailed(Conflict):
+    """A conditional write found the object not as the condition required (an object
+    already at the path for put-if-absent, another object than the expected one for
+    if-match); nothing was written."""
+
+
 class BranchMoved(Conflict):
     """A compare-and-swap on a branch lost its race (after all retries, when raised publicly)."""
 
@@ -172,6 +194,19 @@ class HookAborted(Conflict):
         self.event = event
         self.run_id = run_id
         super().__init__(f"{event} hook failed (run {run_id}): {reason}")
+
+
+# --- access ------------------------------------------------------------------------------------
+
+
+class AccessDenied(GravelerError):
+    """The caller's credentials do not allow the operation (or there are none)."""
+
+    exit_code = 1
+
+
+class AuthenticationFailed(AccessDenied):
+    """The credentials given are unknown, wrong, expired or badly formed."""
 
 
 # --- storage and integrity ---------------------------------------------------------------------

@@ -199,7 +199,6 @@ def _entries(src: _Source, prefix: str, store: ObjectStore) -> Iterator[ObjectEn
         )
 
 
-
 def _replacing(
     repo: RepoContext, metarange_id: str, prefix: str, entries: list[ObjectEntry]
 ) -> Iterator[Change]:
@@ -218,4 +217,3 @@ def _replacing(
     while old is not None:
         yield Change(old, None)
         old = next(existing, None)
-

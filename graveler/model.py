@@ -105,3 +105,44 @@ class MergeResult:
     before: Commit
     commit: Commit
     fast_forward: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AccessKey:
+    """An access key of ``graveler serve`` as stored: ``secret`` is the secret access key
+    *encrypted* (see :mod:`graveler.server.credentials`). ``repositories`` None means every
+    repository; ``admin`` may also create repositories (S3 CreateBucket)."""
+
+    access_key_id: str
+    secret: bytes
+    repositories: tuple[str, ...] | None
+    read_only: bool
+    admin: bool
+    description: str
+    created: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MultipartUpload:
+    """An S3 multipart upload in progress: what the completed object becomes."""
+
+    upload_id: str
+    repo: str
+    branch: str
+    path: str
+    content_type: str
+    metadata: Mapping[str, str]
+    initiator: str
+    created: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class UploadedPart:
+    """One part of a multipart upload: where its bytes are (namespace-relative) and their MD5."""
+
+    upload_id: str
+    part_number: int
+    physical_address: str
+    size: int
+    md5: str
+    created: datetime

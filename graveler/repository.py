@@ -33,6 +33,7 @@ from graveler.hookevents import HookRun
 from graveler.log import log_commits
 from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo
+from graveler.multipart import Multipart
 from graveler.objectstore.port import ObjectStore
 from graveler.refs.port import RefStore, StagingStore
 from graveler.resolve import resolve
@@ -83,6 +84,13 @@ class Repository:
     def external(self) -> ExternalStores:
         """The stores of imported objects outside the namespace."""
         return self.parts.external
+
+    @property
+    def multipart(self) -> Multipart:
+        """Multipart uploads to this repository (:mod:`graveler.multipart`)."""
+        if self.parts.uploads is None:
+            raise InvalidArgument("this repository handle was opened without an upload store")
+        return Multipart(self, self.parts.uploads)
 
     @property
     def settings(self) -> ClientSettings:

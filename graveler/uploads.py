@@ -195,6 +195,7 @@ def _store_small_first(
             mtime=info.mtime,
             content_type=guess_type(path),
             metadata=dict(meta),
+            etag=hashlib.md5(data, usedforsecurity=False).hexdigest(),
         )
     stored[:] = [by_index[i] for i in range(len(batch))]
 

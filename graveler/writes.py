@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import mimetypes
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
@@ -18,7 +19,7 @@ from graveler import entry as entries
 from graveler import validate
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
-from graveler.errors import InvalidArgument
+from graveler.errors import InvalidArgument, ObjectNotFound, PreconditionFailed
 from graveler.model import StagedEntry
 from graveler.objects import (
     checked_entry,
@@ -48,15 +49,49 @@ def put(
     *,
     content_type: str | None = None,
     metadata: Mapping[str, str] | None = None,
+    condition: Condition | None = None,
+    verify: Callable[[ObjectEntry], object] | None = None,
 ) -> ObjectEntry:
     """Stream ``data`` to a new physical address and stage it at ``path``: the bytes are
     durable before the one staging transaction (which also checks that the branch exists and
-    is not protected; refused bytes are removed again)."""
+    is not protected; refused bytes are removed again).
+
+    ``condition`` makes the write conditional: it is called inside the staging transaction
+    with the entry at ``path`` on the branch as it is then (None when there is none) and
+    refuses the write by raising (PreconditionFailed): of concurrent conditional writers
+    each sees what those before it wrote (put-if-absent: exactly one wins). ``verify`` is
+    called with the stored entry before staging (a digest the sender declared, say): what
+    it raises deletes the bytes and stages nothing."""
     validate.object_key(path)
     meta = validate.metadata(metadata)
     entry = store_object(repo, path, data, content_type=content_type, metadata=meta)
-    stage_stored(repo, branch, [entry])
+    if verify is not None:
+        try:
+            verify(entry)
+        except BaseException:
+            delete_stored(repo, [entry])
+            raise
+    check = None if condition is None else functools.partial(_check, repo, branch, path, condition)
+    stage_stored(repo, branch, [entry], check=check)
     return entry
+
+
+#: A conditional write's test of the entry currently at the path (None: no object there).
+Condition = Callable[[ObjectEntry | None], object]
+
+
+def if_absent(current: ObjectEntry | None) -> None:
+    """The put-if-absent condition (S3's ``If-None-Match: *``)."""
+    if current is not None:
+        raise PreconditionFailed(f"an object already exists at {current.path!r}")
+
+
+def _check(repo: RepoContext, branch: str, path: str, condition: Condition) -> None:
+    try:
+        current: ObjectEntry | None = stat(repo, branch, path)
+    except ObjectNotFound:
+        current = None
+    condition(current)
 
 
 def store_object(
@@ -68,12 +103,15 @@ def store_object(
     metadata: Mapping[str, str] | None = None,
     durable: bool = True,
 ) -> ObjectEntry:
-    """Write ``data`` to a new physical address, hashing it on the way; the entry that
-    describes it (not staged). Durable on return, unless ``durable`` is False: then
-    ``repo.store.sync`` of its address must come before it is staged."""
+    """Write ``data`` to a new physical address, hashing it on the way (SHA-256 for the
+    checksum, MD5 for the S3 ETag); the entry that describes it (not staged). Durable on
+    return, unless ``durable`` is False: then ``repo.store.sync`` of its address must come
+    before it is staged."""
     address = new_physical_address()
+    md5 = hashlib.md5(usedforsecurity=False)
     with repo.store.open_writer(address, fresh=True, durable=durable) as writer:
         for chunk in iter_chunks(data):
+            md5.update(chunk)
             writer.write(chunk)
     info = writer.commit()
     return ObjectEntry(
@@ -84,6 +122,7 @@ def store_object(
         mtime=info.mtime,
         content_type=content_type or guess_type(path),
         metadata=dict(metadata or {}),
+        etag=md5.hexdigest(),
     )
 
 
@@ -93,15 +132,16 @@ def stage_stored(
     stored: Sequence[ObjectEntry],
     *,
     before_commit: Callable[[], object] | None = None,
+    check: Callable[[], object] | None = None,
 ) -> None:
     """Stage entries whose bytes were just written; when staging fails (branch missing or
-    protected, database down) the bytes are deleted again, best effort, and the error
-    propagates. ``before_commit`` runs inside the staging transaction once every entry is
-    written to it, before it commits (StagingStore.stage consumes its entries inside its
-    transaction): what it raises rolls the transaction back."""
+    protected, database down, ``check`` refused) the bytes are deleted again, best effort,
+    and the error propagates. ``before_commit`` runs inside the staging transaction once
+    every entry is written to it, before it commits, ``check`` before anything is written
+    (see StagingStore.stage): what either raises rolls the transaction back."""
     entries = [e.to_staged() for e in stored]
     try:
-        repo.staging.stage(repo.name, branch, entries, before_commit=before_commit)
+        repo.staging.stage(repo.name, branch, entries, before_commit=before_commit, check=check)
     except BaseException:
         delete_stored(repo, stored)
         raise

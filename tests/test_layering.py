@@ -209,6 +209,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.commits",
             "graveler.refexpr",
             "graveler.tables.",
+            "graveler.multipart",
         ),
     ),
     (

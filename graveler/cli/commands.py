@@ -6,7 +6,7 @@ import argparse
 
 from graveler import runs
 from graveler import uri as uris
-from graveler.cli import actions, fs, history, maintenance, ui
+from graveler.cli import actions, fs, history, maintenance, serve, ui
 from graveler.cli import gc as gc_command
 from graveler.cli.output import Output, branch_doc, diff_doc, tag_doc
 from graveler.cli.quick import repo_doc
@@ -262,5 +262,6 @@ HANDLERS: dict[str, Handler] = {
     **actions.HANDLERS,
     **maintenance.HANDLERS,
     **ui.HANDLERS,
+    **serve.HANDLERS,
     "gc": gc,
 }

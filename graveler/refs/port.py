@@ -141,13 +141,19 @@ class StagingStore(Protocol):
         entries: Iterable[StagedEntry],
         *,
         before_commit: Callable[[], object] | None = None,
+        check: Callable[[], object] | None = None,
     ) -> str:
         """Write entries (values or tombstones; last write per key wins) under the branch's
         current staging token in one transaction; return that token. ``entries`` is consumed
         inside the transaction, which commits once it is exhausted and ``before_commit`` (if
         given) has returned: whatever iterating or ``before_commit`` raises rolls the whole
         call back. Raises BranchNotFound, or ProtectedBranch when the branch is protected
-        (checked in the same transaction)."""
+        (checked in the same transaction).
+
+        ``check`` (conditional writes) runs inside the transaction once the branch is locked
+        and before anything is written; what it raises rolls the call back. Checks of
+        concurrent calls on one branch run one at a time, each seeing what the calls before
+        it staged, so a check-then-write is atomic."""
         ...
 
     def get_staged(self, token: str, key: bytes) -> StagedEntry | None:

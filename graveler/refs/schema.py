@@ -28,6 +28,8 @@ from sqlalchemy import (
     DateTime,
     Dialect,
     ForeignKeyConstraint,
+    Index,
+    Integer,
     LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
@@ -185,4 +187,56 @@ hook_runs = Table(
         name="fk_graveler_hook_runs_repo",
         ondelete="CASCADE",
     ),
+)
+
+# Access keys of `graveler serve` (S3 gateway, Iceberg catalog, UI sign-in). ``secret`` is the
+# secret access key encrypted under the server's key (graveler.server.credentials), never
+# stored in the clear. ``repositories`` is a JSON array, NULL for every repository.
+credentials = Table(
+    "graveler_credentials",
+    metadata,
+    Column("access_key_id", name_type(128), nullable=False),
+    Column("secret", LargeBinary, nullable=False),
+    Column("repositories", Text, nullable=True),
+    Column("read_only", Boolean, nullable=False),
+    Column("admin", Boolean, nullable=False),
+    Column("description", Text, nullable=False),
+    Column("created", UtcDateTime(), nullable=False),
+    PrimaryKeyConstraint("access_key_id", name="pk_graveler_credentials"),
+)
+
+# S3 multipart uploads in progress: the target (repository, branch, path) and what the
+# object will carry; nothing is staged before CompleteMultipartUpload.
+multipart_uploads = Table(
+    "graveler_multipart_uploads",
+    metadata,
+    Column("upload_id", name_type(128), nullable=False),
+    Column("repo", name_type(), nullable=False),
+    Column("branch", name_type(), nullable=False),
+    Column("path", Text, nullable=False),
+    Column("content_type", Text, nullable=False),
+    Column("metadata", Text, nullable=False),  # JSON object
+    Column("initiator", name_type(128), nullable=False),
+    Column("created", UtcDateTime(), nullable=False),
+    PrimaryKeyConstraint("upload_id", name="pk_graveler_multipart_uploads"),
+    ForeignKeyConstraint(
+        ["repo"],
+        ["graveler_repositories.name"],
+        name="fk_graveler_multipart_uploads_repo",
+        ondelete="CASCADE",
+    ),
+    Index("ix_graveler_multipart_uploads_repo", "repo", "created"),
+)
+
+# One row per uploaded part (the latest upload of a part number wins): where its bytes are.
+multipart_parts = Table(
+    "graveler_multipart_parts",
+    metadata,
+    Column("upload_id", name_type(128), nullable=False),
+    Column("part_number", Integer, nullable=False),
+    Column("physical_address", Text, nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("md5", name_type(64), nullable=False),
+    Column("created", UtcDateTime(), nullable=False),
+    PrimaryKeyConstraint("upload_id", "part_number", name="pk_graveler_multipart_parts"),
 )

@@ -55,6 +55,7 @@ class SqlStagingStore:
         entries: Iterable[StagedEntry],
         *,
         before_commit: Callable[[], object] | None = None,
+        check: Callable[[], object] | None = None,
     ) -> str:
         """Write ``entries`` under the branch's current staging token in one transaction and
         return the token. Last write per key wins, within the call and against earlier calls.
@@ -76,13 +77,17 @@ class SqlStagingStore:
         same transaction, so a concurrent ``protect`` is either before or after the whole
         call); InvalidArgument for a key, identity or value that is not bytes (nothing is
         written then). ``before_commit`` runs last inside the transaction (the caller waits
-        there for the entries' bytes to be durable)."""
+        there for the entries' bytes to be durable); ``check`` runs first, once the branch
+        is locked (on PostgreSQL ``FOR UPDATE`` then, so conditional writers of a branch
+        take turns; SQLite's write lock already serialises every writer)."""
         if _few(entries) and sqlite_stage.AVAILABLE and self._db.direct_connection():
             for entry in entries:
                 _check(entry)
-            return sqlite_stage.stage_few(self._db, repo, branch, entries, before_commit)
+            return sqlite_stage.stage_few(self._db, repo, branch, entries, before_commit, check)
         with self._db.write(f"stage on branch {branch!r} of {repo!r}", durable=False) as conn:
-            token = _lock_staging_token(conn, repo, branch)
+            token = _lock_staging_token(conn, repo, branch, exclusive=check is not None)
+            if check is not None:
+                check()
             for chunk in _chunks(entries, self._chunk_size):
                 if self._db.is_postgres and len(chunk) >= COPY_MIN_ROWS:
                     copy_upsert(conn, token, chunk)
@@ -166,13 +171,16 @@ def delete_tokens(conn: Connection, tokens: list[str], prefix: bytes = b"") -> N
         conn.execute(stmt)
 
 
-def _lock_staging_token(conn: Connection, repo: str, branch: str) -> str:
-    """The branch's staging token, its row held ``FOR SHARE`` (PostgreSQL) until commit.
-    Raises BranchNotFound, or ProtectedBranch when the branch refuses writes."""
+def _lock_staging_token(
+    conn: Connection, repo: str, branch: str, *, exclusive: bool = False
+) -> str:
+    """The branch's staging token, its row held ``FOR SHARE`` (``FOR UPDATE`` when
+    ``exclusive``) on PostgreSQL until commit. Raises BranchNotFound, or ProtectedBranch
+    when the branch refuses writes."""
     query = (
         select(branches.c.staging_token, branches.c.protected)
         .where(branches.c.repo == repo, branches.c.name == branch)
-        .with_for_update(read=True)
+        .with_for_update(read=not exclusive)
     )
     row = conn.execute(query).first()
     if row is None:

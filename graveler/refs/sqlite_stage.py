@@ -41,12 +41,16 @@ def stage_few(
     branch: str,
     entries: Sequence[StagedEntry],
     before_commit: Callable[[], object] | None = None,
+    check: Callable[[], object] | None = None,
 ) -> str:
     """Stage ``entries`` (already checked; one or more, at most :data:`MAX_ENTRIES`) in one
-    transaction on the thread's direct connection, calling ``before_commit`` last inside it;
-    return the token. Raises BranchNotFound, ProtectedBranch or StorageError (or what
-    ``before_commit`` raised, after rolling back)."""
+    transaction on the thread's direct connection, calling ``check`` first (the write lock
+    is held from the start) and ``before_commit`` last inside it; return the token. Raises
+    BranchNotFound, ProtectedBranch or StorageError (or what ``check`` or ``before_commit``
+    raised, after rolling back)."""
     with db.direct_transaction(f"stage on branch {branch!r} of {repo!r}") as conn:
+        if check is not None:
+            check()
         token = None
         for entry in entries:
             row = (entry.key, entry.identity, entry.value, repo, branch)

@@ -26,6 +26,8 @@ def _writable(request: Request, token: str) -> UI:
         raise HTTPException(
             403, "this UI is read-only: start it with --allow-writes to change data"
         )
+    if not ui.writes_allowed(request):
+        raise HTTPException(403, "sign in with an access key that may write this repository")
     ui.csrf.check(request, token)
     return ui
 

@@ -22,6 +22,8 @@ from graveler.ui.links import Links
 from graveler.ui.summary import SLICE_SECONDS, SummaryCache
 from graveler.ui.templating import make_environment
 
+#: Where the sign-in layer puts the signed-in principal in the ASGI scope.
+PRINCIPAL = "graveler.principal"
 #: Rows per page of every paged listing (objects, changes, branches, log).
 PAGE_SIZE = 100
 LOG_PAGE_SIZE = 40
@@ -34,6 +36,10 @@ class UIOptions:
     page; ``count_seconds`` is how long one request counts a comparison's changes."""
 
     allow_writes: bool = False
+    #: Writes only for a signed-in caller whose key may write the repository (``graveler
+    #: serve`` and ``graveler ui``: the principal is put in the request scope under
+    #: ``graveler.principal`` by :mod:`graveler.server.session`).
+    sign_in: bool = False
     title: str = "graveler"
     page_size: int = PAGE_SIZE
     log_page_size: int = LOG_PAGE_SIZE
@@ -67,19 +73,34 @@ class UI:
         """A handle on repository ``name``; RepositoryNotFound (a 404 page) otherwise."""
         return self.client.repository(name)
 
+    def writes_allowed(self, request: Request, repo: str | None = None) -> bool:
+        """Whether this request may use write actions (on ``repo``, when given)."""
+        if not self.options.allow_writes:
+            return False
+        if not self.options.sign_in:
+            return True
+        principal = request.scope.get(PRINCIPAL)
+        if principal is None or principal.read_only:
+            return False
+        name = repo if repo is not None else request.path_params.get("repo")
+        return name is None or bool(principal.may_write(name))
+
     def render(
         self, request: Request, template: str, *, status: int = 200, **context: Any
     ) -> HTMLResponse:
         """``template`` rendered with ``context`` plus the common context."""
-        cookie = request.cookies.get(COOKIE) if self.options.allow_writes else None
-        fresh = self.csrf.new_cookie() if self.options.allow_writes and not cookie else None
+        writes = self.writes_allowed(request)
+        cookie = request.cookies.get(COOKIE) if writes else None
+        fresh = self.csrf.new_cookie() if writes and not cookie else None
         pair = cookie or fresh
         token = self.csrf.token(pair) if pair else ""
         common = {
             "request": request,
             "links": links_for(request),
             "options": self.options,
-            "allow_writes": self.options.allow_writes,
+            "allow_writes": writes,
+            "signed_in": request.scope.get(PRINCIPAL),
+            "sign_in": self.options.sign_in,
             "csrf_token": token,
             "htmx": is_htmx(request),
         }

@@ -50,7 +50,7 @@ def compare(
     if is_htmx(request) and after:
         return ui.render(request, "_change_rows.html", **common)
     summary = page.summary(prefix) if not after else None
-    target = _merge_target(r, left) if ui.options.allow_writes else None
+    target = _merge_target(r, left) if ui.writes_allowed(request) else None
     return ui.render(
         request,
         "compare.html",

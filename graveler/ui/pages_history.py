@@ -52,7 +52,7 @@ def commit(request: Request, repo: str, ref: str, after: str = "") -> Response:
     if changes is not None and is_htmx(request) and after:
         return ui.render(request, "_change_rows.html", **common)
     summary = changes.summary("") if changes is not None and not after else None
-    writable = ui.options.allow_writes
+    writable = ui.writes_allowed(request)
     branches = [b.name for b in r.list_branches() if not b.protected] if writable else []
     return ui.render(
         request,

@@ -23,6 +23,9 @@ TABLES = {
     "graveler_commits",
     "graveler_staged_entries",
     "graveler_hook_runs",
+    "graveler_credentials",
+    "graveler_multipart_uploads",
+    "graveler_multipart_parts",
     VERSION_TABLE,
 }
 
@@ -31,7 +34,7 @@ def test_upgrade_twice_is_a_no_op(db_url: str) -> None:
     assert current_revision(db_url) is None
     upgrade(db_url)
     upgrade(db_url)
-    assert current_revision(db_url) == head_revision() == "0003"
+    assert current_revision(db_url) == head_revision() == "0004"
     engine = create_engine(db_url)
     try:
         names = set(inspect(engine).get_table_names())

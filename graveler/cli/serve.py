@@ -1,0 +1,138 @@
+"""``graveler serve`` (the web UI, the S3 gateway and the Iceberg catalog on one port) and
+``graveler credentials`` (the access keys they accept).
+
+The server stack (uvicorn, FastAPI, cryptography) is imported only when these commands run;
+it comes with ``pip install 'graveler[server]'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from dataclasses import replace
+from typing import Any
+
+from graveler import uri as uris
+from graveler.cli.output import Output
+from graveler.client import Graveler
+from graveler.errors import InvalidArgument
+
+
+def _server(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise InvalidArgument(
+            f"graveler serve needs the 'server' extra ({exc.name} is missing): "
+            "pip install 'graveler[server]'"
+        ) from None
+
+
+def serve(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    config_module = _server("graveler.server.config")
+    run = _server("graveler.server.run")
+    ui_server = _server("graveler.ui.server")
+    config = config_module.ServerConfig(
+        host=a.host,
+        port=a.port,
+        workers=a.workers,
+        region=a.region,
+        domain=a.domain,
+        namespace_root=a.namespace_root,
+        ui_writes=not a.read_only_ui,
+        home=str(gv.home),
+        database_url=gv.database_url,
+    )
+    if a.workers < 1:
+        raise InvalidArgument("--workers must be at least 1")
+    run.check(config)
+    gv.close()  # workers open their own clients
+    sock = ui_server.bind(config.host, config.port)
+    config = replace(config, port=sock.getsockname()[1])
+    urls = run.urls(config, config.port)
+    if out.as_json:
+        out.json({**urls, "workers": config.workers})
+    else:
+        out.message(
+            f"graveler serve ({config.workers} worker{'s' if config.workers > 1 else ''}): "
+            f"web UI {urls['ui']}  S3 endpoint {urls['s3']}  "
+            f"Iceberg REST catalog {urls['iceberg']}  (Ctrl-C stops it)"
+        )
+    sys.stdout.flush()
+    run.serve(config, sock)
+    return 0
+
+
+def credentials_create(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    creds = _credentials(gv)
+    repos = tuple(uris.parse(r).repository if "://" in r else r for r in a.repository) or None
+    new = creds.create(
+        repositories=repos, read_only=a.read_only, admin=a.admin, description=a.description
+    )
+    if out.as_json:
+        out.json({"access_key_id": new.access_key_id, "secret_access_key": new.secret_access_key})
+    else:
+        out.message(f"access_key_id:     {new.access_key_id}")
+        out.message(f"secret_access_key: {new.secret_access_key}")
+        out.message("The secret is shown only now: keep it somewhere safe.")
+    return 0
+
+
+def credentials_list(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    keys = gv.access_keys.list()
+    docs = [_key_doc(k) for k in keys]
+    if out.as_json:
+        out.json(docs)
+    else:
+        out.table(
+            None,
+            ["ACCESS KEY ID", "REPOSITORIES", "ACCESS", "CREATED", "DESCRIPTION"],
+            [
+                [
+                    d["access_key_id"],
+                    ",".join(d["repositories"] or ["*"]),
+                    d["access"],
+                    d["created"],
+                    d["description"],
+                ]
+                for d in docs
+            ],
+        )
+    return 0
+
+
+def credentials_delete(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    gv.access_keys.delete(a.access_key_id)
+    if out.as_json:
+        out.json({"deleted": a.access_key_id})
+    else:
+        out.message(f"Access key {a.access_key_id} deleted")
+    return 0
+
+
+def _credentials(gv: Graveler) -> Any:
+    from pathlib import Path
+
+    creds = _server("graveler.server.credentials")
+    key = creds.server_key(Path(gv.home), gv.database_url)
+    return creds.Credentials(gv.access_keys, key)
+
+
+def _key_doc(key: Any) -> dict[str, Any]:
+    access = "admin" if key.admin else "read-only" if key.read_only else "read-write"
+    return {
+        "access_key_id": key.access_key_id,
+        "repositories": list(key.repositories) if key.repositories is not None else None,
+        "access": access,
+        "created": key.created.isoformat(),
+        "description": key.description,
+    }
+
+
+HANDLERS = {
+    "serve": serve,
+    "credentials_create": credentials_create,
+    "credentials_list": credentials_list,
+    "credentials_delete": credentials_delete,
+}

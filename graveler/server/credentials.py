@@ -1,0 +1,124 @@
+"""Access keys: created, listed and deleted here; stored in the refs database with the secret
+encrypted (AES-256-GCM, the access key ID as associated data) under the server's key.
+
+The server's key comes from ``GRAVELER_AUTH_ENCRYPT_KEY`` (any text; the same on every
+server of a deployment). A deployment on the embedded SQLite database may leave it unset:
+a random key is then created in ``<home>/auth.key`` (mode 0600) on first use. With
+PostgreSQL the variable is required, since replicas on other machines must share it.
+
+A secret access key is shown once, when created; afterwards it is only decrypted in memory to
+check signatures, never printed, logged or returned.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from graveler import validate
+from graveler.errors import InvalidArgument
+from graveler.model import AccessKey
+from graveler.refs.sql_server import SqlAccessKeyStore
+
+ENCRYPT_KEY_ENV = "GRAVELER_AUTH_ENCRYPT_KEY"
+KEY_FILE = "auth.key"
+#: Access key IDs look like AWS's: 20 upper-case letters and digits.
+_ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+_ID_PREFIX = "GRVL"
+
+
+@dataclass(frozen=True)
+class NewKey:
+    """A key as created: the only time its secret is seen."""
+
+    access_key_id: str
+    secret_access_key: str
+    key: AccessKey
+
+    def __repr__(self) -> str:
+        return f"NewKey({self.access_key_id!r}, secret_access_key='***')"
+
+
+def server_key(home: Path, database_url: str) -> bytes:
+    """The 32-byte key that encrypts secrets (see the module docstring). Raises
+    InvalidArgument when it is unset on a database other than SQLite."""
+    text = os.environ.get(ENCRYPT_KEY_ENV, "")
+    if text:
+        return hashlib.sha256(b"graveler-auth-encrypt\0" + text.encode()).digest()
+    if not database_url.startswith("sqlite"):
+        raise InvalidArgument(
+            f"set {ENCRYPT_KEY_ENV} (any secret text, the same on every server) to keep "
+            "access keys in a shared database"
+        )
+    return _key_file(home / KEY_FILE)
+
+
+def _key_file(path: Path) -> bytes:
+    try:
+        return bytes.fromhex(path.read_text().strip())
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = secrets.token_bytes(32)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process made it first
+        return bytes.fromhex(path.read_text().strip())
+    with os.fdopen(fd, "w") as fh:
+        fh.write(fresh.hex())
+        fh.flush()
+        os.fsync(fh.fileno())
+    return fresh
+
+
+class Credentials:
+    """Access keys over a store and the server's key."""
+
+    def __init__(self, store: SqlAccessKeyStore, encryption_key: bytes) -> None:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        self.store = store
+        self._aead = AESGCM(encryption_key)
+
+    def create(
+        self,
+        *,
+        repositories: tuple[str, ...] | None = None,
+        read_only: bool = False,
+        admin: bool = False,
+        description: str = "",
+    ) -> NewKey:
+        """A new key: every repository unless ``repositories`` names some; ``read_only``
+        refuses writes; ``admin`` may also create repositories. An admin key is never read
+        only or limited to repositories."""
+        if admin and (read_only or repositories is not None):
+            raise InvalidArgument("an admin key reaches every repository and may write")
+        if repositories is not None:
+            repositories = tuple(sorted({validate.repository_name(r) for r in repositories}))
+        key_id = _ID_PREFIX + "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))
+        secret = base64.b64encode(secrets.token_bytes(30)).decode()
+        record = AccessKey(
+            key_id,
+            self._encrypt(key_id, secret),
+            repositories,
+            read_only,
+            admin,
+            validate.text(description, "description"),
+            datetime.now(UTC),
+        )
+        self.store.add(record)
+        return NewKey(key_id, secret, record)
+
+    def secret_of(self, key: AccessKey) -> str:
+        """The decrypted secret of a stored key (for checking signatures, in memory only)."""
+        nonce, sealed = key.secret[:12], key.secret[12:]
+        return self._aead.decrypt(nonce, sealed, key.access_key_id.encode()).decode()
+
+    def _encrypt(self, key_id: str, secret: str) -> bytes:
+        nonce = secrets.token_bytes(12)
+        return nonce + self._aead.encrypt(nonce, secret.encode(), key_id.encode())

@@ -1,0 +1,140 @@
+"""``graveler serve`` started the documented way, as a separate process, for tests that drive
+it through real clients (S3 SDKs, the aws CLI, Spark, pyiceberg...).
+
+    with Served(home, database_url) as server:
+        key = server.credentials()                      # graveler credentials create --json
+        boto3.client("s3", endpoint_url=server.url, **key.boto)
+
+The server listens on a free port (``--port 0``); its first line of output (``--json``) gives
+the URLs. Stopping it sends SIGTERM, then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GRAVELER = [sys.executable, "-m", "graveler.cli"]
+
+
+@dataclass(frozen=True)
+class Key:
+    access_key_id: str
+    secret_access_key: str
+
+    @property
+    def boto(self) -> dict[str, str]:
+        return {
+            "aws_access_key_id": self.access_key_id,
+            "aws_secret_access_key": self.secret_access_key,
+            "region_name": "us-east-1",
+        }
+
+
+class Served:
+    """A ``graveler serve`` process over ``home`` (and ``database_url``, default SQLite in the
+    home). Extra arguments go to ``graveler serve``."""
+
+    def __init__(
+        self,
+        home: Path,
+        database_url: str | None = None,
+        *args: str,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.home = Path(home)
+        self.database_url = database_url
+        self.args = list(args)
+        self.env = {**os.environ, **(env or {})}
+        self.env.pop("GRAVELER_DATABASE_URL", None)
+        self.process: subprocess.Popen[str] | None = None
+        self.urls: dict[str, Any] = {}
+
+    def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run ``graveler --home ... [--database-url ...] ARGS`` against the same state."""
+        return subprocess.run(
+            [*GRAVELER, *self._global(), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=120,
+        )
+
+    def credentials(self, *args: str) -> Key:
+        """A new access key (``graveler credentials create --json ARGS``)."""
+        doc = json.loads(self.cli("--json", "credentials", "create", *args).stdout)
+        return Key(doc["access_key_id"], doc["secret_access_key"])
+
+    @property
+    def url(self) -> str:
+        return str(self.urls["s3"])
+
+    def __enter__(self) -> Served:
+        self.home.mkdir(parents=True, exist_ok=True)
+        command = [*GRAVELER, *self._global(), "--json", "serve", "--port", "0", *self.args]
+        self.process = subprocess.Popen(
+            command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.urls = self._first_document()
+        self._wait_ready()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=15)
+
+    def _first_document(self) -> dict[str, Any]:
+        """The JSON document ``serve --json`` prints before serving."""
+        assert self.process is not None and self.process.stdout is not None
+        text = ""
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                err = self.process.stderr.read() if self.process.stderr else ""
+                pytest.fail(f"graveler serve did not start: {err[-2000:]}")
+            text += line
+            try:
+                doc: dict[str, Any] = json.loads(text)
+                return doc
+            except json.JSONDecodeError:
+                continue
+
+    def _global(self) -> list[str]:
+        args = ["--home", str(self.home)]
+        if self.database_url:
+            args += ["--database-url", self.database_url]
+        return args
+
+    def _wait_ready(self, timeout: float = 30.0) -> None:
+        import urllib.error
+        import urllib.request
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(self.urls["ui"], timeout=2).close()
+                return
+            except urllib.error.HTTPError:
+                return  # it answers
+            except OSError:
+                time.sleep(0.05)
+        pytest.fail("graveler serve did not answer in time")
