@@ -96,7 +96,7 @@ def templates(
 ) -> dict[str, Path]:
     """The base table, written once by each engine."""
     where = tmp_path_factory.mktemp("delta-templates")
-    spark_oracle.ask(cmd="create", path=str(where / "spark"), steps=ops.BASE)
+    spark_oracle.ask(cmd="run", path=str(where / "spark"), steps=ops.BASE)
     for step in ops.BASE:
         ops.run(where / "rs", step)
     return {"spark": where / "spark", "rs": where / "rs"}

@@ -4,7 +4,8 @@ for the pyspark 4.3.0 the project pins, see docs/delta.md). It imports nothing o
 
 It reads one JSON command a line on stdin and answers one JSON line on stdout:
 
-* ``{"cmd": "create", "path", "steps"}``: a table made by the ``steps``;
+* ``{"cmd": "run", "path", "steps"}``: the ``steps`` run one after the other on the table
+  (``create`` makes it);
 * ``{"cmd": "concurrent", "path", "first", "second", "capture"}``: two transactions that
   read the same version, ``second`` held at its commit until ``first`` committed (a
   LogStore that blocks the held thread's commit write: GateLogStore.java); answers
@@ -99,6 +100,8 @@ class Oracle:
             for key, value in props.items():
                 writer = writer.option(key, value)
             writer.partitionBy("part").save(path)
+        elif op == "sql":
+            self.spark.sql(step["sql"].replace("{table}", table))
         elif op == "append":
             writer.mode("append").save(path)
         elif op == "overwrite":
@@ -125,11 +128,15 @@ class Oracle:
         else:
             raise ValueError(f"unknown operation {op!r}")
 
-    def rows(self, path: str, version: int | None = None) -> list[list[Any]]:
+    def rows(
+        self, path: str, version: int | None = None, columns: list[str] | None = None
+    ) -> list[list[Any]]:
         reader = self.spark.read.format("delta")
         if version is not None:
             reader = reader.option("versionAsOf", version)
         frame = reader.load(path)
+        if columns:
+            frame = frame.selectExpr(*columns)
         cols = sorted(frame.columns)
         return sorted([[r[c] for c in cols] for r in frame.collect()], key=repr)
 
@@ -194,14 +201,15 @@ def main() -> None:
     for line in sys.stdin:
         cmd = json.loads(line)
         try:
-            if cmd["cmd"] == "create":
+            if cmd["cmd"] == "run":
                 for step in cmd["steps"]:
                     oracle.run(cmd["path"], step)
                 answer: dict[str, Any] = {"ok": True}
             elif cmd["cmd"] == "concurrent":
                 answer = oracle.concurrent(cmd)
             elif cmd["cmd"] == "read":
-                answer = {"rows": oracle.rows(cmd["path"], cmd.get("version"))}
+                rows = oracle.rows(cmd["path"], cmd.get("version"), cmd.get("columns"))
+                answer = {"rows": rows}
             else:
                 answer = {"error": f"unknown command {cmd['cmd']!r}"}
         except Exception as e:
