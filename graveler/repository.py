@@ -37,6 +37,7 @@ from graveler.multipart import Multipart
 from graveler.objectstore.port import ObjectStore
 from graveler.refs.port import RefStore, StagingStore
 from graveler.resolve import resolve
+from graveler.tables.diff import diff_tables
 from graveler.transaction import Transaction, transaction
 from graveler.views import ReadCache, ReadView
 from graveler.writes import EntryAttributes
@@ -169,6 +170,8 @@ class Repository:
     reset_hard = hardreset.reset_hard
     diff = operations.diff_refs
     diff_uncommitted = operations.diff_uncommitted
+    #: How each table (Delta Lake...) differs between two refs: graveler.tables.diff
+    diff_tables = diff_tables
     import_entries = operations.import_entries
     import_data = imports.import_data
 

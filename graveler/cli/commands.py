@@ -20,6 +20,7 @@ from graveler.cli.shared import (
     same_repo,
     status,
 )
+from graveler.cli.tables import table_doc, table_lines, tables_in
 from graveler.client import Graveler
 from graveler.conflicts import load_resolver
 from graveler.errors import InvalidArgument
@@ -204,24 +205,38 @@ def show(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 
 def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    """Committed differences between two refs (a table as a table unless ``--files``), or
+    a branch's uncommitted changes."""
     repo, left, _ = ref_uri(gv, a.left)
+    tables = []
     if a.right is None:
-        changes = repo.diff_uncommitted(left)
+        changes = list(repo.diff_uncommitted(left))
     else:
-        changes = repo.diff(left, same_repo(repo, a.right))
-    docs = [diff_doc(d) for d in changes]
+        right = same_repo(repo, a.right)
+        changes = list(repo.diff(left, right))
+        tables = [] if a.files else tables_in(repo, left, right, changes)
+    roots = tuple(t.root for t in tables)
+    files = [d for d in changes if not (roots and d.path.startswith(roots))]
+    docs = sorted(
+        [*(table_doc(t) for t in tables), *(diff_doc(d) for d in files)], key=lambda d: d["path"]
+    )
     if out.as_json:
         out.json(docs)
-    else:
-        signs = {
-            "added": "[green]+ added  [/green]",
-            "removed": "[red]- removed[/red]",
-            "changed": "[yellow]~ changed[/yellow]",
-        }
-        for d in docs:
+        return 0
+    signs = {
+        "added": "[green]+ added  [/green]",
+        "removed": "[red]- removed[/red]",
+        "changed": "[yellow]~ changed[/yellow]",
+    }
+    by_root = {t.root: t for t in tables}
+    for d in docs:
+        if d["type"] == "table":
+            for line in table_lines(by_root[d["path"]]):
+                out.message(line)
+        else:
             out.message(f"{signs[d['type']]} {d['path']}")
-        if not docs:
-            out.message("No differences.")
+    if not docs:
+        out.message("No differences.")
     return 0
 
 

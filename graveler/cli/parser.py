@@ -119,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     df.add_argument("left", metavar="graveler://REPO/LEFT")
     df.add_argument("right", nargs="?", metavar="graveler://REPO/RIGHT")
+    df.add_argument(
+        "--files",
+        action="store_true",
+        help="list a table's log and data files instead of its versions (Delta Lake tables)",
+    )
 
     m = sub.add_parser("merge", help="merge a ref into a branch")
     m.add_argument("source", metavar="graveler://REPO/SOURCE")

@@ -9,8 +9,9 @@ rules (:mod:`graveler.tables.delta.conflicts`); ``FORMAT`` is what
 from __future__ import annotations
 
 from graveler.tables.delta import paths
+from graveler.tables.delta.diff import diff_table
 from graveler.tables.delta.merge import merge_table
-from graveler.tables.port import TableChange, TableMergeContext
+from graveler.tables.port import TableChange, TableDiff, TableDiffContext, TableMergeContext
 
 
 class DeltaFormat:
@@ -26,6 +27,10 @@ class DeltaFormat:
         """Replay the source's commits after the destination's (TableConflict when Delta's
         rules refuse them)."""
         return merge_table(ctx)
+
+    def diff(self, ctx: TableDiffContext) -> TableDiff:
+        """The versions, files, rows and columns that differ (see :mod:`.diff`)."""
+        return diff_table(ctx)
 
 
 FORMAT = DeltaFormat()
