@@ -4,6 +4,11 @@ A comparison page lists one page of changes (a seek into both trees, so its cost
 page, not the repository) grouped by folder, with counts per prefix. When the first page
 holds every change the counts come with it; otherwise the page fetches them from
 ``/compare/summary``, which counts in slices (see :mod:`graveler.ui.summary`).
+
+Tables (Delta Lake...) whose metadata differs are shown as tables above the files: their
+versions, operations, files, rows and column changes (:mod:`graveler.tables.diff`), and
+their files are left out of the list; ``view=files`` lists them as files instead. Finding
+the tables looks at the first ``TABLE_SCAN_LIMIT`` changes.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from starlette.responses import Response
 
 from graveler.errors import InvalidArgument
 from graveler.repository import Repository
+from graveler.tables.diff import table_diffs, tables_changed
 from graveler.ui.changes import page_of
 from graveler.ui.context import is_htmx, links_for, ui_of
 from graveler.ui.summary import Summary
@@ -22,23 +28,43 @@ from graveler.ui.summary import Summary
 router = APIRouter()
 #: How long the uncommitted-changes page counts (staging changes, so counts are not kept).
 UNCOMMITTED_COUNT_SECONDS = 1.0
+#: How many changes the compare page looks through for tables.
+TABLE_SCAN_LIMIT = 20_000
+FILES_VIEW = "files"
 
 
 @router.get("/repos/{repo}/compare")
 def compare(
-    request: Request, repo: str, left: str = "", right: str = "", prefix: str = "", after: str = ""
+    request: Request,
+    repo: str,
+    left: str = "",
+    right: str = "",
+    prefix: str = "",
+    after: str = "",
+    view: str = "",
 ) -> Response:
     """The changes from ``left`` to ``right`` (their commits: staged changes are on the
-    uncommitted-changes page) under ``prefix``, a page past the path ``after``."""
+    uncommitted-changes page) under ``prefix``, a page past the path ``after``; tables as
+    tables unless ``view`` is ``files``."""
     ui = ui_of(request)
     r = ui.repository(repo)
     if not left or not right:
         names = sorted(b.name for b in r.list_branches())
         return ui.render(request, "compare_form.html", repo=r, left=left, right=right, names=names)
     lc, rc = r.resolve(left).commit, r.resolve(right).commit
-    page = page_of(r.diff(lc.id, rc.id, prefix=prefix, after=after), ui.options.page_size)
+    found = None
+    if view != FILES_VIEW:
+        found = tables_changed(r, lc.id, rc.id, prefix=prefix, limit=TABLE_SCAN_LIMIT)
+    changes = r.diff(lc.id, rc.id, prefix=prefix, after=after)
+    if found is not None and found.roots:
+        covered = found.covers
+        changes = (d for d in changes if not covered(d.path))
+    page = page_of(changes, ui.options.page_size)
     links = links_for(request)
-    more = links.compare(r.name, left, right, prefix, page.next_after) if page.next_after else None
+    more = None
+    if page.next_after:
+        more = links.compare(r.name, left, right, prefix, page.next_after, view=view)
+    tables = table_diffs(r, lc.id, rc.id, found) if found and found.roots and not after else []
     common: dict[str, Any] = {
         "repo": r,
         "left": left,
@@ -61,6 +87,10 @@ def compare(
         summary=summary,
         merge_into=target,
         prefix_link=lambda p: links.compare(r.name, left, right, p),
+        tables=tables,
+        view=view,
+        files_link=links.compare(r.name, left, right, prefix, view=FILES_VIEW),
+        tables_link=links.compare(r.name, left, right, prefix),
     )
 
 

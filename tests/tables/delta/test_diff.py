@@ -96,3 +96,29 @@ def test_graveler_diff_shows_the_table_and_files_on_request(
     )
     assert {d["type"] for d in files} == {"added"}
     assert f"{ROOT}_delta_log/{4:020d}.json" in {d["path"] for d in files}
+
+
+def test_the_compare_page_shows_the_table_with_its_files_one_click_away(
+    changed: tuple[Graveler, Repository],
+):
+    from fastapi.testclient import TestClient
+
+    from graveler.ui import create_app
+    from graveler.ui.links import Links
+    from tests.ui.html import elements
+
+    gv, _ = changed
+    http = TestClient(create_app(gv), raise_server_exceptions=False)
+    page = http.get(Links().compare("lake", "main", "run"))
+    assert page.status_code == 200
+    (section,) = elements(page.text, "section", class_="tables")
+    assert "t/" in section[1] and "delta table" in section[1]
+    assert "DELETE" in section[1] and "predicate=part = 'b'" in section[1]
+    assert "column" in section[1] and "double" in section[1]
+    paths = [t for _, t in elements(page.text, "td", class_="path")]
+    assert paths == ["readme.txt"], "the table's log and data files are not listed"
+    files_url = Links().compare("lake", "main", "run", view="files")
+    assert files_url.replace("&", "&amp;") in page.text
+    files = http.get(files_url)
+    listed = [t for _, t in elements(files.text, "td", class_="path")]
+    assert f"{4:020d}.json" in listed and not elements(files.text, "section", class_="tables")
