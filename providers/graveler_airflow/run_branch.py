@@ -40,7 +40,7 @@ from airflow.sdk import Asset, TaskGroup, TriggerRule, XComArg
 from airflow.sdk.exceptions import AirflowFailException
 
 from graveler import MergeStrategy, Run, runs
-from graveler.errors import MergeConflict
+from graveler.errors import MergeConflict, TableConflict
 from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
 from graveler_airflow.events import EventOptions, emit_merge_events, merge_alias
 from graveler_airflow.hooks.graveler import GravelerHook
@@ -179,6 +179,8 @@ class MergeRunBranchOperator(_RunBranchOperator):
             )
         else:
             fate = f"the run's writes are kept, committed as {head}, on branch {run.branch!r}"
+        if isinstance(exc, TableConflict):
+            shown += f" ({exc.format} table: {exc.kind}: {exc.reason})"
         return (
             f"Merge conflict publishing run {run.identity!r} into {self.into!r} on "
             f"{len(exc.keys)} path(s): {shown}. Nothing was published and {self.into!r} is "

@@ -235,3 +235,13 @@ def test_one_data_path_written_differently_on_both_sides_is_refused(
     with pytest.raises(TableConflict) as caught:
         lake.merge("s", "main")
     assert caught.value.kind == "ConcurrentWrite"
+
+
+@pytest.mark.parametrize("strategy", ["source-wins", "dest-wins"])
+def test_a_strategy_keeps_both_sides_appends(lake: Repository, tmp_path: Path, strategy: str):
+    """A strategy settles conflicts only (Dagster's runs publish with source-wins)."""
+    _on(lake, "d", tmp_path, ops.append((10, "a")))
+    _on(lake, "s", tmp_path, ops.append((20, "a")))
+    lake.merge("d", "main")
+    lake.merge("s", "main", strategy=strategy)
+    assert _main_rows(lake, tmp_path) == [[1, "a"], [10, "a"], [2, "b"], [20, "a"], [3, "a"]]
