@@ -44,6 +44,9 @@ T = TypeVar("T")
 MAX_TRIES = 10
 MAX_BACKOFF_SECONDS = 2.0
 MERGE_STRATEGY_KEY = ".graveler.merge.strategy"
+TABLE_STRATEGY_KEY = ".graveler.merge.table_strategy"
+#: ``table_strategy``'s default: tables are settled by ``strategy``, as files are.
+SAME_STRATEGY = "same"
 
 
 def default_committer() -> str:
@@ -237,15 +240,20 @@ def merge(
     committer: str | None = None,
     fast_forward: bool = True,
     resolver: ConflictResolver | None = None,
+    table_strategy: str | None = SAME_STRATEGY,
 ) -> MergeResult:
     """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's head
     before and after. Conflicting keys go to ``resolver`` first (see
-    :mod:`graveler.conflicts`), then to ``strategy``. A merge commit records the strategy under
+    :mod:`graveler.conflicts`), then to ``strategy``. A table (Delta Lake...) both sides
+    changed is merged by its format (:mod:`graveler.tables`); when that conflicts,
+    ``table_strategy`` takes it whole from one side (default: the same as ``strategy``;
+    None raises TableConflict). A merge commit records the strategy under
     lakeFS's key ``.lakefs.merge.strategy`` (``default`` when none) as well. Raises NoChanges
     when ``source`` is already merged, MergeConflict (with the conflicting paths) when neither
     resolver nor strategy decides a conflict, DirtyBranch when ``dest`` has uncommitted
     changes, HookAborted when a pre-merge hook fails."""
     strat = MergeStrategy.parse(strategy)
+    tables_strat = strat if table_strategy == SAME_STRATEGY else MergeStrategy.parse(table_strategy)
     meta = validate.metadata(metadata)
     if message is not None:
         validate.text(message, "merge message")
@@ -254,6 +262,8 @@ def merge(
     if strat is not MergeStrategy.NONE:
         meta[MERGE_STRATEGY_KEY] = strat.value
     meta[LAKEFS_MERGE_STRATEGY_KEY] = lakefs_strategy_name(strat)
+    if tables_strat is not strat:
+        meta[TABLE_STRATEGY_KEY] = tables_strat.value
     text = message or f"Merge '{source}' into '{dest}'"
     records = record_resolver(resolver)
 
@@ -269,7 +279,7 @@ def merge(
         else:
             base_mr = base.metarange_id if base is not None else ""
             tables = plan_table_merges(
-                repo, base, src, head, strat, source_ref=source, dest_ref=dest
+                repo, base, src, head, tables_strat, source_ref=source, dest_ref=dest
             )
             mr, _ = repo.committed.merge(
                 base_mr, src.metarange_id, head.metarange_id, strat, records, tables

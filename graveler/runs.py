@@ -135,13 +135,16 @@ def publish(
     again: bool = False,
     keep_branch: bool = False,
     fast_forward: bool = False,
+    table_strategy: str | None = operations.SAME_STRATEGY,
 ) -> Publication:
     """Publish ``run``: commit its pending writes, merge its branch into the target (a merge
     commit carrying ``metadata`` and the run's identity; with ``fast_forward``, an unchanged
     target simply moves to the run's last commit), delete the branch (unless
     ``keep_branch``). Idempotent (see the module docstring); ``again`` merges even when an
-    earlier publication is found. Raises MergeConflict (branch kept), DirtyBranch when the
-    target has uncommitted changes, BranchNotFound when the target does not exist.
+    earlier publication is found. ``strategy`` and ``table_strategy`` as in
+    :func:`graveler.operations.merge`. Raises MergeConflict (branch kept; a TableConflict for
+    a table whose format refuses the merge), DirtyBranch when the target has uncommitted
+    changes, BranchNotFound when the target does not exist.
 
     A replayed publication reports ``before`` as the published commit's first parent: exact
     for a merge commit, the run's base for a fast-forward of a single commit."""
@@ -152,7 +155,8 @@ def publish(
     meta = {**(metadata or {}), RUN_KEY: run.identity}
     try:
         commit_pending(repo, run, f"{message}: pending writes", metadata=meta, committer=committer)
-        merged = _merge(repo, run, message, meta, committer, strategy, fast_forward)
+        strategies = (strategy, table_strategy)
+        merged = _merge(repo, run, message, meta, committer, strategies, fast_forward)
     except (BranchNotFound, RefNotFound):
         branches.get_branch(repo, run.into)  # a missing target is the caller's error
         merged, vanished = None, True  # no run branch, or a concurrent attempt removed it
@@ -173,7 +177,7 @@ def _merge(
     message: str,
     meta: dict[str, str],
     committer: str | None,
-    strategy: str | None,
+    strategies: tuple[str | None, str | None],
     fast_forward: bool,
 ) -> MergeResult | None:
     """Merge the run's branch into its target; None when it holds nothing new."""
@@ -182,7 +186,8 @@ def _merge(
             repo,
             run.branch,
             run.into,
-            strategy=strategy,
+            strategy=strategies[0],
+            table_strategy=strategies[1],
             message=message,
             metadata=meta,
             committer=committer,

@@ -245,3 +245,18 @@ def test_a_strategy_keeps_both_sides_appends(lake: Repository, tmp_path: Path, s
     lake.merge("d", "main")
     lake.merge("s", "main", strategy=strategy)
     assert _main_rows(lake, tmp_path) == [[1, "a"], [10, "a"], [2, "b"], [20, "a"], [3, "a"]]
+
+
+def test_a_table_strategy_apart_from_the_files_strategy(lake: Repository, tmp_path: Path):
+    """Dagster's runs settle files with source-wins and leave tables to Delta's rules."""
+    _on(lake, "d", tmp_path, ops.append((10, "a")))
+    _on(lake, "s", tmp_path, ops.delete("part = 'a'"))
+    lake.put("s", "notes/x", b"run")
+    lake.commit("s", "a file too")
+    lake.merge("d", "main")
+    with pytest.raises(TableConflict, match="ConcurrentAppend"):
+        lake.merge("s", "main", strategy="source-wins", table_strategy=None)
+    merged = lake.merge("s", "main", strategy="source-wins", table_strategy="dest-wins")
+    assert merged.commit.metadata[".graveler.merge.table_strategy"] == "dest-wins"
+    assert _main_rows(lake, tmp_path) == [[1, "a"], [10, "a"], [2, "b"], [3, "a"]]
+    assert lake.get("main", "notes/x") == b"run"
