@@ -19,6 +19,14 @@ TOP = Path(__file__).resolve().parents[3]
 SIDE_PYTHON = TOP / ".venv-delta-spark" / "bin" / "python"
 SCRIPT = Path(__file__).resolve().parent / "oracle" / "spark_oracle.py"
 START_SECONDS = 180
+#: delta-spark, and s3a:// for tables behind the S3 gateway (scripts/jars.txt)
+JARS = (
+    "delta-spark_2.13",
+    "delta-storage",
+    "hadoop-aws",
+    "bundle",
+    "analyticsaccelerator-s3",
+)
 ANSWER_SECONDS = 300
 
 
@@ -30,7 +38,7 @@ class SparkOracle:
             raise FileNotFoundError(
                 f"{SIDE_PYTHON} is missing: run 'make delta-spark-env' (make test does)"
             )
-        jars = os.pathsep.join(jar_paths("delta-spark_2.13", "delta-storage"))
+        jars = os.pathsep.join(jar_paths(*JARS))
         self.log = log
         self._stderr = log.open("w")
         self.proc = subprocess.Popen(

@@ -12,7 +12,10 @@ It reads one JSON command a line on stdin and answers one JSON line on stdout:
   delta-spark's outcome (``ok`` or the exception name) and the rows after. ``capture``
   names two directories that receive each transaction's own table (the base, its files and
   its commit as the next version): what a branch per transaction holds;
-* ``{"cmd": "read", "path", "version"?}``: the rows, at a version (``versionAsOf``).
+* ``{"cmd": "read", "path", "version"?, "columns"?}``: the rows, at a version
+  (``versionAsOf``);
+* ``{"cmd": "hadoop", "conf"}``: Hadoop settings (``fs.s3a.bucket.lake.endpoint``...), for
+  tables at ``s3a://`` paths (the S3 gateway).
 
 Usage: spark_oracle.py JARS_COLON_SEPARATED
 """
@@ -59,7 +62,8 @@ def session(jars: list[str]) -> Any:
         "spark.jars": ",".join([*jars, gate_jar(jars, workdir)]),
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-        "spark.delta.logStore.class": "io.graveler.oracle.GateLogStore",
+        # local tables only: s3a:// keeps Delta's own S3 log store (one driver)
+        "spark.delta.logStore.file.impl": "io.graveler.oracle.GateLogStore",
         # the held commit must not hold the table's lock while the other one commits
         "spark.databricks.delta.commitLock.enabled": "false",
         "spark.databricks.delta.snapshotPartitions": "1",
@@ -207,6 +211,11 @@ def main() -> None:
                 answer: dict[str, Any] = {"ok": True}
             elif cmd["cmd"] == "concurrent":
                 answer = oracle.concurrent(cmd)
+            elif cmd["cmd"] == "hadoop":
+                conf = oracle.spark.sparkContext._jsc.hadoopConfiguration()
+                for key, value in cmd["conf"].items():
+                    conf.set(key, value)
+                answer = {"ok": True}
             elif cmd["cmd"] == "read":
                 rows = oracle.rows(cmd["path"], cmd.get("version"), cmd.get("columns"))
                 answer = {"rows": rows}
