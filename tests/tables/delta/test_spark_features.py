@@ -21,13 +21,18 @@ LOG = ROOT + "_delta_log/"
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Iterator[Repository]:
+def gv(tmp_path: Path) -> Iterator[Graveler]:
     """On SQLite only: the database plays no part here, Spark's time does."""
-    gv = Graveler(home=tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'refs.db'}")
+    client = Graveler(home=tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'refs.db'}")
     try:
-        yield gv.create_repository("lake", (tmp_path / "ns").as_uri())
+        yield client
     finally:
-        gv.close()
+        client.close()
+
+
+@pytest.fixture
+def repo(gv: Graveler, tmp_path: Path) -> Repository:
+    return gv.create_repository("lake", (tmp_path / "ns").as_uri())
 
 
 def _properties(**props: str) -> ops.Spec:
@@ -98,4 +103,34 @@ def test_deletion_vectors_of_the_source_are_carried(
     assert dvs, "the delete wrote no deletion vector: the test proves nothing"
     # (delta-rs 1.6.6's reader refuses tables with deletion vectors)
     expected = [[1, "a"], [10, "a"], [2, "b"]]
+    assert spark_oracle.ask(cmd="read", path=str(merged))["rows"] == expected
+
+
+def test_delta_spark_through_native_write_and_local_view(
+    gv: Graveler, repo: Repository, spark_oracle: SparkOracle, tmp_path: Path
+):
+    """The project's own path for Spark writers on a local namespace: ``native_write`` runs
+    delta-spark into the namespace (over a ``local_view`` of the table) and stages what it
+    wrote; two run branches append this way and both merge."""
+    from graveler_spark.native import local_view, native_write
+
+    def spark_write(branch: str, step: ops.Spec) -> None:
+        def write(directory: str) -> None:
+            local_view(repo, branch, ROOT, directory)
+            spark_oracle.ask(cmd="run", path=directory, steps=[step])
+
+        native_write(f"graveler://lake/{branch}/{ROOT}", write, client=gv)
+        repo.commit(branch, f"{step['op']} by delta-spark")
+
+    spark_write("main", ops.BASE[0])
+    for branch, spec in (("r1", ops.append((10, "a"))), ("r2", ops.append((20, "b")))):
+        repo.create_branch(branch, "main")
+        spark_write(branch, spec)
+    repo.merge("r1", "main")
+    repo.merge("r2", "main")
+    names = [e.path for e in repo.iter_objects("main", prefix=LOG)]
+    assert [n for n in names if n.endswith(".json")] == [f"{LOG}{v:020d}.json" for v in range(3)]
+    assert not [n for n in names if n.endswith(".crc")], "native_write leaves checksums out"
+    merged = checkout(repo, "main", ROOT, tmp_path / "merged")
+    expected = [[1, "a"], [10, "a"], [2, "b"], [20, "b"]]
     assert spark_oracle.ask(cmd="read", path=str(merged))["rows"] == expected
