@@ -9,6 +9,8 @@ table (``--markdown FILE`` writes it; see :mod:`benchmarks.headline`). ``committ
 ``dagster-io``, ``spark`` and ``spark-tables`` measure those integrations (they take
 ``--sizes``; Dagster and PySpark are imported only when their suite runs). ``ui`` times the
 web UI's pages (compare, object browser, commit) in-process, by default on 1M objects.
+``delta-merge`` times a Delta table's logical merge of 10 versions into tables of 1,000 and
+100,000 versions, beside the file-level merge.
 """
 
 from __future__ import annotations
@@ -67,9 +69,10 @@ ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
     "spark-read": lambda sizes: importlib.import_module("benchmarks.spark").read_ab(sizes),
     "spark-tables": lambda sizes: importlib.import_module("benchmarks.spark_tables").run(sizes),
     "ui": lambda sizes: importlib.import_module("benchmarks.uipages").run(sizes),
+    "delta-merge": lambda sizes: importlib.import_module("benchmarks.delta_merge").run(sizes),
 }
 #: Engine suites whose default sizes are not ``10k,<scale>``.
-DEFAULT_SIZES = {"ui": "1m"}
+DEFAULT_SIZES = {"ui": "1m", "delta-merge": "1k,100k"}
 
 
 def parse_size(text: str) -> int:

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from graveler.errors import TableConflict
 from graveler.reads import read_entry
 from graveler.tables.delta import paths
-from graveler.tables.delta.actions import DeltaCommit
+from graveler.tables.delta.actions import Action, DeltaCommit
 from graveler.tables.delta.conflicts import DeltaConflict, ReadSnapshot, check
 from graveler.tables.delta.paths import LogFileKind
 from graveler.tables.delta.predicates import read_set
@@ -99,13 +99,15 @@ def merge_table(ctx: TableMergeContext) -> list[TableChange]:
     _check_features(ctx, snapshot, [*winners, *currents])
     _check_all(ctx, snapshot, winners, currents)
     latest = winners[-1]
-    state = read_snapshot(SideSource(ctx, Side.DEST), root, latest.version)
+    dest_metadata = next(
+        (m for w in reversed(winners) for m in w.of("metaData")), snapshot.metadata
+    )
     replayed = replay(
         currents,
         base,
         latest.version,
         previous_ict=_ict(latest),
-        ict_enabled=_ict_on(state),
+        ict_enabled=_ict_on(dest_metadata),
     )
     written = [
         ctx.write(
@@ -246,8 +248,10 @@ def _ict(commit: DeltaCommit) -> int | None:
     return found if isinstance(found, int) else None
 
 
-def _ict_on(snapshot: ReadSnapshot) -> bool:
-    return str(snapshot.configuration.get("delta.enableInCommitTimestamps", "")).lower() == "true"
+def _ict_on(metadata: Action) -> bool:
+    """Whether the metadata enables in-commit timestamps."""
+    conf = metadata.get("configuration") or {}
+    return str(conf.get("delta.enableInCommitTimestamps", "")).lower() == "true"
 
 
 def _conflict(ctx: TableMergeContext, kind: str, reason: str) -> TableConflict:

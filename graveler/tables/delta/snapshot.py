@@ -217,10 +217,11 @@ def _parse_checkpoint(path: str, data: bytes, columns: tuple[str, ...] | None) -
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(io.BytesIO(data))
+        parquet = pq.ParquetFile(io.BytesIO(data))
+        names = [n for n in parquet.schema_arrow.names if columns is None or n in columns]
+        table = parquet.read(columns=names)
     except Exception as e:  # pyarrow raises its own error types for damaged files
         raise CorruptFile(f"Delta checkpoint {path!r} is not readable Parquet: {e}") from e
-    names = [n for n in table.column_names if columns is None or n in columns]
     actions: list[Action] = []
     for name in names:
         for value in table.column(name).to_pylist():
