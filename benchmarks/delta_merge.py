@@ -236,7 +236,7 @@ def check_merged(repo: Repository, branch: str, versions: int) -> None:
 
     with tempfile.TemporaryDirectory() as where:
         local_view(repo, branch, ROOT, where)
-        loaded = DeltaTable(where, without_files=True).version()
+        loaded = DeltaTable(where).version()
     assert loaded == versions + REPLAYED, (loaded, versions + REPLAYED)
 
 
