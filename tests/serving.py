@@ -75,6 +75,30 @@ class Served:
         doc = json.loads(self.cli("--json", "credentials", "create", *args).stdout)
         return Key(doc["access_key_id"], doc["secret_access_key"])
 
+    def key(
+        self,
+        *,
+        repositories: tuple[str, ...] | None = None,
+        read_only: bool = False,
+        admin: bool = False,
+    ) -> Key:
+        """A new access key made in this process (what ``credentials create`` does, without
+        the CLI's start-up), for fixtures that need several."""
+        from graveler.client import Graveler
+        from graveler.server.credentials import Credentials, server_key
+
+        with Graveler(self.home, self.database_url) as gv:
+            creds = Credentials(gv.access_keys, server_key(self.home, gv.database_url))
+            new = creds.create(repositories=repositories, read_only=read_only, admin=admin)
+        return Key(new.access_key_id, new.secret_access_key)
+
+    def repository(self, name: str, namespace: str) -> None:
+        """Create repository ``name`` at ``namespace``, in this process."""
+        from graveler.client import Graveler
+
+        with Graveler(self.home, self.database_url) as gv:
+            gv.create_repository(name, namespace)
+
     @property
     def url(self) -> str:
         return str(self.urls["s3"])

@@ -40,13 +40,17 @@ BACKEND_ONLY: dict[str, str | tuple[str, ...]] = {
     "boto3": "objectstore/s3.py",
     "botocore": "objectstore/s3.py",
     "rocksdict": "sstable/writer.py",
-    # the web UI's stack (the ``ui`` extra) stays inside graveler/ui/
+    # the web UI's stack (the ``ui`` extra) stays inside graveler/ui/; the server's
+    # (``server`` extra) inside graveler/server/ and graveler/gateway/
     "fastapi": "ui/",
     "starlette": "ui/",
     "jinja2": "ui/",
-    "uvicorn": "ui/",
+    "uvicorn": ("ui/", "server/"),
     # Parquet: the web UI, and Delta checkpoints (graveler/tables/delta)
     "pyarrow": ("ui/", "tables/delta/"),
+    "anyio": "gateway/",
+    "cryptography": "server/",
+    "awscrt": "gateway/",
 }
 #: The engine modules that providers may import, besides the top-level ``graveler`` names.
 PUBLIC_MODULES = {
@@ -181,7 +185,10 @@ def test_the_cycle_finder_finds_cycles():
 
 #: The engine's layers, top to bottom, and the modules of each (``pkg.`` covers a package).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("interfaces", ("graveler.cli.", "graveler.demo", "graveler.ui.")),
+    (
+        "interfaces",
+        ("graveler.cli.", "graveler.demo", "graveler.ui.", "graveler.server.", "graveler.gateway."),
+    ),
     ("client", ("graveler.client", "graveler.refdump", "graveler.fsck", "graveler.gc.")),
     ("facade", ("graveler.repository", "graveler.database")),
     (

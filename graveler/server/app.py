@@ -40,6 +40,7 @@ _S3_QUERY = {
     "X-Amz-Algorithm",
     "X-Amz-Credential",
     "X-Amz-Signature",
+    "AWSAccessKeyId",
 }
 
 

@@ -200,7 +200,8 @@ def _from_header(request: Request, header: str) -> Signature:
     if algorithm != ALGORITHM:
         raise SignatureError(
             "AccessDenied" if algorithm == "AWS" else "AuthorizationHeaderMalformed",
-            f"unsupported authorization {algorithm!r:.40}: use AWS Signature Version 4",
+            f"unsupported authorization {algorithm!r:.40}: this endpoint takes AWS Signature "
+            "Version 4 only (boto3: Config(signature_version='s3v4'))",
             400 if algorithm != "AWS" else 403,
         )
     fields = {}

@@ -79,14 +79,14 @@ class Gateway:
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     home = tmp_path_factory.mktemp("gateway") / "home"
     with Served(home) as server:
-        server.cli("repo", "create", f"graveler://{REPO}", (home.parent / "ns").as_uri())
-        server.cli("repo", "create", "graveler://other", (home.parent / "other-ns").as_uri())
+        server.repository(REPO, (home.parent / "ns").as_uri())
+        server.repository("other", (home.parent / "other-ns").as_uri())
         yield Gateway(
             server,
-            server.credentials(),
-            server.credentials("--admin"),
-            server.credentials("--read-only"),
-            server.credentials("--repository", "other"),
+            server.credentials(),  # one through the CLI, as users make them
+            server.key(admin=True),
+            server.key(read_only=True),
+            server.key(repositories=("other",)),
         )
 
 

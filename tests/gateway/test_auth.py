@@ -19,6 +19,7 @@ from botocore.compat import get_current_datetime
 from botocore.config import Config
 
 from graveler.client import Graveler
+from graveler.errors import RepositoryNotFound
 from graveler.server.auth import CACHE_SECONDS
 from tests.gateway.conftest import Gateway, outcome
 from tests.serving import Key
@@ -166,13 +167,22 @@ def test_create_bucket_needs_an_admin_key(gateway: Gateway, engine: Graveler, tm
         409,
     )
     admin.put_object(Bucket="newrepo", Key="main/first", Body=b"1")
-    where = (tmp_path / "elsewhere").as_uri()
+    root = (gateway.server.home / "data").as_uri()
+    place = {"where": f"{root}/custom/placed"}
     admin.meta.events.register(
         "before-sign.s3.CreateBucket",
-        lambda request, **_: request.headers.__setitem__("x-graveler-storage-namespace", where),
+        lambda request, **_: request.headers.__setitem__(
+            "x-graveler-storage-namespace", place["where"]
+        ),
     )
     admin.create_bucket(Bucket="placed")
-    assert engine.repository("placed").info.storage_namespace == where
+    assert engine.repository("placed").info.storage_namespace == place["where"]
+    for outside in ((tmp_path / "elsewhere").as_uri(), f"{root}/../../escaped"):
+        place["where"] = outside
+        refused = outcome(lambda: admin.create_bucket(Bucket="outside"))
+        assert refused == ("error", ("AccessDenied", 403)), outside
+    with pytest.raises(RepositoryNotFound):
+        engine.repository("outside")
 
 
 def test_writes_go_to_branches_only(gateway: Gateway, engine: Graveler, branch: str):
@@ -218,3 +228,52 @@ def test_secrets_are_never_stored_or_listed_in_the_clear(gateway: Gateway):
     stored = database + (wal.read_bytes() if wal.exists() else b"")
     assert gateway.key.access_key_id.encode() in stored  # the check reads the right file
     assert gateway.key.secret_access_key.encode() not in stored
+
+
+def test_signature_v2_is_refused_with_the_fix_named(gateway: Gateway, branch: str):
+    v2 = gateway.client(signature_version="s3")  # boto3's Signature Version 2 signer
+    refused = outcome(lambda: v2.list_objects_v2(Bucket="lake", Prefix=f"{branch}/"))
+    assert refused == ("error", ("AccessDenied", 403))
+    url = v2.generate_presigned_url("get_object", Params={"Bucket": "lake", "Key": f"{branch}/x"})
+    assert "AWSAccessKeyId=" in url
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(url)
+    assert caught.value.code == 403 and b"Signature Version 4" in caught.value.read()
+
+
+def test_virtual_host_addressing(tmp_path: Any):
+    """With --domain, REPO.DOMAIN addresses the repository (sent to 127.0.0.1 with that Host)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    home = tmp_path / "home"
+    from tests.serving import Served
+
+    with Served(home, None, "--domain", "s3.graveler.test") as server:
+        server.repository("lake", (tmp_path / "ns").as_uri())
+        key = server.credentials()
+        port = urlsplit(server.url).port
+        for method, path, body in (("PUT", "/main/v.txt", b"virtual"), ("GET", "/main/v.txt", b"")):
+            request = AWSRequest(
+                method=method, url=f"http://lake.s3.graveler.test:{port}{path}", data=body
+            )
+            S3SigV4Auth(
+                Credentials(key.access_key_id, key.secret_access_key), "s3", "us-east-1"
+            ).add_auth(request)
+            conn = http.client.HTTPConnection("127.0.0.1", port)
+            headers = {**dict(request.headers.items()), "Host": f"lake.s3.graveler.test:{port}"}
+            conn.request(method, path, body=body or None, headers=headers)
+            answer = conn.getresponse()
+            assert answer.status == 200, answer.read()
+            data = answer.read()
+        assert data == b"virtual"
+        path_style = gateway_client_for(server, key)
+        assert path_style.get_object(Bucket="lake", Key="main/v.txt")["Body"].read() == b"virtual"
+
+
+def gateway_client_for(server: Any, key: Key) -> Any:
+    return boto3.client("s3", endpoint_url=server.url, **key.boto)

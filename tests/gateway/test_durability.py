@@ -87,7 +87,7 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served
     with scratch_schema(url, "gw_") as schema_url:
         env = {"GRAVELER_AUTH_ENCRYPT_KEY": "gateway-durability-tests"}
         with Served(home, schema_url, "--workers", "2", env=env) as server:
-            server.cli("repo", "create", "graveler://lake", (home.parent / "ns").as_uri())
+            server.repository("lake", (home.parent / "ns").as_uri())
             yield server, server.credentials(), schema_url
 
 
@@ -174,7 +174,7 @@ def test_a_2_gib_put_streams_through_a_small_worker(tmp_path: Path):
     with open(source, "wb") as f:
         f.truncate(size)  # sparse: reads as zeros without filling the disk twice
     with Served(home) as server:
-        server.cli("repo", "create", "graveler://lake", (tmp_path / "ns").as_uri())
+        server.repository("lake", (tmp_path / "ns").as_uri())
         key = server.credentials()
         client = boto3.client("s3", endpoint_url=server.url, **key.boto)
         assert server.process is not None
@@ -189,3 +189,55 @@ def test_a_2_gib_put_streams_through_a_small_worker(tmp_path: Path):
         assert peak_kib < 150 * 1024, f"the worker peaked at {peak_kib // 1024} MiB"
         head = client.head_object(Bucket="lake", Key="main/big.bin")
         assert head["ContentLength"] == size
+
+
+def test_a_damaged_object_is_never_served_whole(gateway: Gateway, engine: Graveler, branch: str):
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    body = os.urandom(3 * MIB)
+    client = gateway.client()
+    client.put_object(Bucket="lake", Key=f"{branch}/damaged.bin", Body=body)
+    entry = engine.repository("lake").stat(branch, "damaged.bin")
+    path = gateway.server.home.parent / "ns" / entry.physical_address
+    assert client.get_object(Bucket="lake", Key=f"{branch}/damaged.bin")["Body"].read() == body
+    raw = bytearray(path.read_bytes())
+    raw[MIB + 5] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with pytest.raises((BotoCoreError, ClientError)):
+        got = client.get_object(Bucket="lake", Key=f"{branch}/damaged.bin")["Body"].read()
+        assert len(got) < len(body)  # never reached: the body breaks off
+        raise AssertionError("a damaged object was served whole")
+    part = client.get_object(Bucket="lake", Key=f"{branch}/damaged.bin", Range="bytes=0-99")
+    assert part["Body"].read() == body[:100]  # ranges are served as stored
+
+
+def test_two_replicas_on_one_database_serve_the_same_repositories(
+    pg_server: tuple[Served, Key, str], tmp_path: Path
+):
+    """A second ``graveler serve`` on the same PostgreSQL (another home, as on another host,
+    the same server key): one multipart upload spread over both, then read from either."""
+    first, key, url = pg_server
+    env = {"GRAVELER_AUTH_ENCRYPT_KEY": "gateway-durability-tests"}
+    with Served(tmp_path / "other-home", url, env=env) as second:
+        a, b = _client(first, key), _client(second, key)
+        parts = [os.urandom(5 * MIB), b"end"]
+        upload = a.create_multipart_upload(Bucket="lake", Key="main/replicas.bin")["UploadId"]
+        etags = [
+            b.upload_part(
+                Bucket="lake", Key="main/replicas.bin", UploadId=upload, PartNumber=1, Body=parts[0]
+            )["ETag"],
+            a.upload_part(
+                Bucket="lake", Key="main/replicas.bin", UploadId=upload, PartNumber=2, Body=parts[1]
+            )["ETag"],
+        ]
+        done = [{"PartNumber": n + 1, "ETag": e} for n, e in enumerate(etags)]
+        b.complete_multipart_upload(
+            Bucket="lake", Key="main/replicas.bin", UploadId=upload, MultipartUpload={"Parts": done}
+        )
+        for client in (a, b):
+            assert client.get_object(Bucket="lake", Key="main/replicas.bin")[
+                "Body"
+            ].read() == b"".join(parts)
+        assert [
+            o["Key"] for o in b.list_objects_v2(Bucket="lake", Prefix="main/replicas")["Contents"]
+        ] == ["main/replicas.bin"]

@@ -19,7 +19,7 @@ SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Key]]:
     home = tmp_path_factory.mktemp("s3a") / "home"
     with Served(home) as server:
-        server.cli("repo", "create", "graveler://lake", (home.parent / "ns").as_uri())
+        server.repository("lake", (home.parent / "ns").as_uri())
         yield server, server.credentials()
 
 

@@ -24,7 +24,7 @@ def test_parquet_through_s3a_on_the_cluster(
     home = tmp_path / "home"
     secret = {"GRAVELER_AUTH_ENCRYPT_KEY": "cluster-test-server-key"}
     with Served(home, pg_url, "--workers", "2", env=secret) as server:
-        server.cli("repo", "create", "graveler://lake", (tmp_path / "ns").as_uri())
+        server.repository("lake", (tmp_path / "ns").as_uri())
         key = server.credentials("--repository", "lake")
         with Graveler(home, pg_url) as gv:
             repo = gv.repository("lake")
