@@ -67,18 +67,28 @@ def plan_table_merges(
             source_ref,
             dest_ref,
         )
-        try:
-            changes.extend(_as_changes(root, fmt.merge(ctx)))
-        except TableConflict:
-            if strategy is MergeStrategy.NONE:
-                raise
-            if strategy is MergeStrategy.SOURCE_WINS:
-                found = repo.committed.diff(
-                    dest.metarange_id, source.metarange_id, prefix_key(root)
-                )
-                changes.extend(Change(d.key, d.right) for d in found)
+        changes.extend(_merged_table(ctx, fmt, strategy, source, dest))
     prefixes = tuple(sorted(prefix_key(root) for root in both))
     return PrefixOverride(prefixes, tuple(sorted(changes, key=lambda c: c.key)))
+
+
+def _merged_table(
+    ctx: TableMergeContext,
+    fmt: TableFormat,
+    strategy: MergeStrategy,
+    source: Commit,
+    dest: Commit,
+) -> list[Change]:
+    """The format's merge of one table; when it conflicts, the strategy's side, whole."""
+    try:
+        return _as_changes(ctx.root, fmt.merge(ctx))
+    except TableConflict:
+        if strategy is MergeStrategy.NONE:
+            raise
+    if strategy is MergeStrategy.DEST_WINS:
+        return []
+    found = ctx.repo.committed.diff(dest.metarange_id, source.metarange_id, prefix_key(ctx.root))
+    return [Change(d.key, d.right) for d in found]
 
 
 def _tables_touched(

@@ -13,14 +13,17 @@ the tables looks at the first ``TABLE_SCAN_LIMIT`` changes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from graveler.errors import InvalidArgument
+from graveler.operations import Difference
 from graveler.repository import Repository
 from graveler.tables.diff import table_diffs, tables_changed
+from graveler.tables.port import TableDiff
 from graveler.ui.changes import page_of
 from graveler.ui.context import is_htmx, links_for, ui_of
 from graveler.ui.summary import Summary
@@ -52,19 +55,12 @@ def compare(
         names = sorted(b.name for b in r.list_branches())
         return ui.render(request, "compare_form.html", repo=r, left=left, right=right, names=names)
     lc, rc = r.resolve(left).commit, r.resolve(right).commit
-    found = None
-    if view != FILES_VIEW:
-        found = tables_changed(r, lc.id, rc.id, prefix=prefix, limit=TABLE_SCAN_LIMIT)
-    changes = r.diff(lc.id, rc.id, prefix=prefix, after=after)
-    if found is not None and found.roots:
-        covered = found.covers
-        changes = (d for d in changes if not covered(d.path))
+    changes, tables = _tables_and_files(r, lc.id, rc.id, prefix, after, view)
     page = page_of(changes, ui.options.page_size)
     links = links_for(request)
     more = None
     if page.next_after:
         more = links.compare(r.name, left, right, prefix, page.next_after, view=view)
-    tables = table_diffs(r, lc.id, rc.id, found) if found and found.roots and not after else []
     common: dict[str, Any] = {
         "repo": r,
         "left": left,
@@ -92,6 +88,22 @@ def compare(
         files_link=links.compare(r.name, left, right, prefix, view=FILES_VIEW),
         tables_link=links.compare(r.name, left, right, prefix),
     )
+
+
+def _tables_and_files(
+    repo: Repository, left: str, right: str, prefix: str, after: str, view: str
+) -> tuple[Iterator[Difference], list[TableDiff]]:
+    """The changes to list as files, and the tables to show as tables (on the first page):
+    a table's files are left out of the list, unless ``view`` is ``files``."""
+    changes = repo.diff(left, right, prefix=prefix, after=after)
+    if view == FILES_VIEW:
+        return changes, []
+    found = tables_changed(repo, left, right, prefix=prefix, limit=TABLE_SCAN_LIMIT)
+    if not found.roots:
+        return changes, []
+    covered = found.covers
+    files = (d for d in changes if not covered(d.path))
+    return files, [] if after else table_diffs(repo, left, right, found)
 
 
 def _merge_target(repo: Repository, left: str) -> str | None:

@@ -98,6 +98,17 @@ def merge_table(ctx: TableMergeContext) -> list[TableChange]:
     snapshot = read_snapshot(SideSource(ctx, Side.BASE), root, base)
     _check_features(ctx, snapshot, [*winners, *currents])
     _check_all(ctx, snapshot, winners, currents)
+    return [*data, *_replayed(ctx, snapshot, base, winners, currents)]
+
+
+def _replayed(
+    ctx: TableMergeContext,
+    snapshot: ReadSnapshot,
+    base: int,
+    winners: Sequence[DeltaCommit],
+    currents: Sequence[DeltaCommit],
+) -> list[TableChange]:
+    """The source's commits written as the versions after the destination's latest."""
     latest = winners[-1]
     dest_metadata = next(
         (m for w in reversed(winners) for m in w.of("metaData")), snapshot.metadata
@@ -109,15 +120,14 @@ def merge_table(ctx: TableMergeContext) -> list[TableChange]:
         previous_ict=_ict(latest),
         ict_enabled=_ict_on(dest_metadata),
     )
-    written = [
+    return [
         ctx.write(
-            paths.log_path(root, paths.commit_name(c.version)),
+            paths.log_path(ctx.root, paths.commit_name(c.version)),
             c.encode(),
             content_type="application/json",
         )
         for c in replayed
     ]
-    return [*data, *written]
 
 
 def _new_versions(ctx: TableMergeContext, changes: Sequence[TableChange], side: Side) -> list[int]:

@@ -260,3 +260,20 @@ def test_a_table_strategy_apart_from_the_files_strategy(lake: Repository, tmp_pa
     assert merged.commit.metadata[".graveler.merge.table_strategy"] == "dest-wins"
     assert _main_rows(lake, tmp_path) == [[1, "a"], [10, "a"], [2, "b"], [3, "a"]]
     assert lake.get("main", "notes/x") == b"run"
+
+
+def test_a_table_created_on_both_sides_conflicts_as_concurrent_creates(
+    repo: Repository, tmp_path: Path
+):
+    """Delta fails the second of two writers creating one table: ProtocolChanged."""
+    repo.put("main", "readme", b"no table yet")
+    repo.commit("main", "base")
+    for branch, rows in (("d", [(1, "a")]), ("s", [(2, "b")])):
+        repo.create_branch(branch, "main")
+        table = tmp_path / branch
+        ops.run(table, {"op": "create", "rows": [list(r) for r in rows]})
+        publish(repo, branch, ROOT, table, "create")
+    repo.merge("d", "main")
+    with pytest.raises(TableConflict) as caught:
+        repo.merge("s", "main")
+    assert caught.value.kind == "ProtocolChanged"
