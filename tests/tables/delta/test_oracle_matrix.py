@@ -11,8 +11,9 @@ Each pair of operations runs three ways from the same table version:
 
 graveler must reach delta-spark's outcome both times: the same conflict (TableConflict's
 kind is Delta's exception name), or success with the same rows, read back from ``main`` by
-delta-spark and by delta-rs (by delta-rs alone on the branches delta-rs wrote). delta-rs's own outcome is checked too: where it departs from
-delta-spark, the departure is the one docs/delta.md documents (DELTA_RS_DIFFERS).
+delta-spark and by delta-rs (by delta-rs alone on the branches delta-rs wrote). delta-rs's
+own outcome is checked too: where it departs from delta-spark, the departure is the one
+docs/delta.md documents (DELTA_RS_DIFFERS).
 """
 
 from __future__ import annotations
