@@ -187,7 +187,14 @@ def test_the_cycle_finder_finds_cycles():
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "interfaces",
-        ("graveler.cli.", "graveler.demo", "graveler.ui.", "graveler.server.", "graveler.gateway."),
+        (
+            "graveler.cli.",
+            "graveler.__main__",
+            "graveler.demo",
+            "graveler.ui.",
+            "graveler.server.",
+            "graveler.gateway.",
+        ),
     ),
     ("client", ("graveler.client", "graveler.refdump", "graveler.fsck", "graveler.gc.")),
     ("facade", ("graveler.repository", "graveler.database")),
@@ -200,6 +207,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.cherrypick",
             "graveler.hardreset",
             "graveler.branches",
+            "graveler.merges",
             "graveler.operations",
             "graveler.conflicts",
             "graveler.hooks",

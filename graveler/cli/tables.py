@@ -63,22 +63,22 @@ def version_doc(v: TableVersion) -> dict[str, Any]:
     }
 
 
-def table_lines(t: TableDiff) -> list[str]:
-    """A table's diff as text lines (rich markup)."""
+def table_lines(t: TableDiff) -> list[tuple[str, str]]:
+    """A table's diff as lines: (rich markup, the plain text it prints)."""
     counts = _counts(t.total("files_added"), t.total("files_removed"), "file")
     rows = _counts(t.total("rows_added"), t.total("rows_removed"), "row")
-    head = f"[yellow]~ table  [/yellow] {t.root or '/'} ({t.format}): "
-    head += f"{len(t.added)} version(s) added"
+    head = f"{t.root or '/'} ({t.format}): {len(t.added)} version(s) added"
     if t.removed:
         head += f", {len(t.removed)} only on the left"
-    lines = [f"{head}; {counts}; {rows}"]
-    for v in t.added:
-        lines.append(f"    + v{v.version} {v.operation} {_version_counts(v)}")
-    for v in t.removed:
-        lines.append(f"    - v{v.version} {v.operation} {_version_counts(v)}")
-    for c in t.columns:
-        lines.append(f"    column {c.column} {c.change}: {c.before or '-'} -> {c.after or '-'}")
-    return lines
+    head += f"; {counts}; {rows}"
+    lines = [(f"[yellow]~ table  [/yellow] {head}", f"~ table   {head}")]
+    body = [f"    + v{v.version} {v.operation} {_version_counts(v)}" for v in t.added]
+    body += [f"    - v{v.version} {v.operation} {_version_counts(v)}" for v in t.removed]
+    body += [
+        f"    column {c.column} {c.change}: {c.before or '-'} -> {c.after or '-'}"
+        for c in t.columns
+    ]
+    return lines + [(line, line) for line in body]
 
 
 def _version_counts(v: TableVersion) -> str:

@@ -33,7 +33,13 @@ from dagster import (
 )
 
 from graveler import Commit, ObjectEntry, Publication, Repository, Run, runs
-from graveler.errors import DirtyBranch, MergeConflict, NotFound, ProtectedBranch
+from graveler.errors import (
+    DirtyBranch,
+    MergeConflict,
+    NotFastForward,
+    NotFound,
+    ProtectedBranch,
+)
 from graveler_dagster import formats, lineage
 from graveler_dagster.resource import GravelerResource
 
@@ -48,7 +54,7 @@ TAG_MERGE = "graveler/merge"
 TAG_MERGE_COMMIT = "graveler/merge_commit"
 MAX_LINEAGE = 100
 #: Why a publication is refused for good (retrying would refuse again): the branch is kept.
-REFUSED = (MergeConflict, DirtyBranch, ProtectedBranch)
+REFUSED = (MergeConflict, DirtyBranch, ProtectedBranch, NotFastForward)
 _CLAIMED: set[str] = set()  # runs whose tags this process has already set
 
 
@@ -107,7 +113,6 @@ def open_run_branch(
     branch = ensure_run_branch(gv, repo, context.run.run_id, ids)
     claim_tags(context.instance, context.run, branch)
     return repo, branch
-
 
 
 def read_ref(gv: GravelerResource, repo: Repository, path: str, lineage: Sequence[str]) -> str:
@@ -169,7 +174,8 @@ def publish_run(
     then retire the kept branches of the runs it re-executes, restate in Dagster the assets
     they materialized (now published by this run), and tag the run ``graveler/merge:
     merged`` with ``graveler/merge_commit``. A refused merge (a conflict, possible only with
-    ``strategy=None``, or a target with uncommitted changes) keeps the branch, tags the run
+    ``strategy=None``, a target with uncommitted changes, or one that moved when the resource
+    publishes by fast-forward only) keeps the branch, tags the run
     ``graveler/merge: failed`` and raises the error (one of :data:`REFUSED`); anything
     else (a database outage, a branch that kept moving) propagates untagged.
 
@@ -179,6 +185,7 @@ def publish_run(
     two conflicting transactions, instead of dropping the other run's table versions)."""
     run = run_of(gv, repo, dagster_run.run_id)
     message = f"Merge Dagster run {dagster_run.run_id} ({dagster_run.job_name})"
+    options = gv.merge_options()
     try:
         pub = runs.publish(
             repo,
@@ -189,6 +196,10 @@ def publish_run(
             strategy=strategy,
             table_strategy=table_strategy,
             since=datetime.fromtimestamp(_created(instance, dagster_run), UTC),
+            fast_forward=options.fast_forward,
+            ff_only=options.ff_only,
+            squash=options.squash,
+            allow_empty=options.allow_empty,
         )
     except REFUSED:
         instance.add_run_tags(dagster_run.run_id, {TAG_MERGE: "failed", TAG_BRANCH: run.branch})
