@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs,ui,server,tables,clients
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv dvc-env shim jars test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
+.PHONY: venv dvc-env delta-spark-env shim jars test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
 
 SHIM_JAR := providers/graveler_spark/jars/graveler-spark-shim.jar
 SHIM_SRC := $(wildcard providers/graveler_spark/jvm/src/io/graveler/spark/*.java) \
@@ -42,6 +42,16 @@ $(SHIM_JAR): $(SHIM_SRC) | $(STAMP)
 jars:
 	@bash scripts/fetch-jars.sh .jars
 
+# delta-spark's own environment, for the Delta Lake oracle of tests/tables/delta: pyspark 4.2.1,
+# the newest Spark that delta-spark 4.4.0 (the newest release) supports. The project's pinned
+# pyspark 4.3.0 cannot run delta-spark (docs/delta.md); nothing else uses this environment.
+DELTA_SPARK_PY := .venv-delta-spark/bin/python
+delta-spark-env: $(DELTA_SPARK_PY)
+
+$(DELTA_SPARK_PY):
+	$(PYTHON) -m venv .venv-delta-spark
+	.venv-delta-spark/bin/pip install --quiet 'pyspark==4.2.1'
+
 # Starts the machine's PostgreSQL 15 cluster (idempotent) and creates the test role and database.
 postgres:
 	@bash scripts/start-postgres.sh
@@ -58,7 +68,7 @@ browser:
 
 # Two pytest processes at once: the deployed-service suites beside the rest (scripts/run-tests.sh;
 # GRAVELER_TEST_JOBS=1 for one after the other).
-test: venv jars postgres browser
+test: venv jars delta-spark-env postgres browser
 	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' bash scripts/run-tests.sh $(PY)
 
 # The long form of tests/stress (the short form runs inside `make test`): 8 writer processes x
@@ -106,4 +116,4 @@ dvc-env: .venv-dvc/bin/dvc
 	.venv-dvc/bin/pip install --quiet 'dvc==3.67.1'
 
 clean:
-	rm -rf $(VENV) site .graveler .graveler-demo .demo .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-delta-spark site .graveler .graveler-demo .demo .pytest_cache .mypy_cache .ruff_cache .hypothesis

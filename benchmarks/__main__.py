@@ -12,6 +12,8 @@ engine-level suites, ``fsck`` times integrity checks; ``fsspec``,
 ``dagster-io``, ``spark`` and ``spark-tables`` measure those integrations (they take
 ``--sizes``; Dagster and PySpark are imported only when their suite runs). ``ui`` times the
 web UI's pages (compare, object browser, commit) in-process, by default on 1M objects.
+``delta-merge`` times a Delta table's logical merge of 10 versions into tables of 1,000 and
+100,000 versions, beside the file-level merge.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
     "spark-read": lambda sizes: importlib.import_module("benchmarks.spark").read_ab(sizes),
     "spark-tables": lambda sizes: importlib.import_module("benchmarks.spark_tables").run(sizes),
     "ui": lambda sizes: importlib.import_module("benchmarks.uipages").run(sizes),
+    "delta-merge": lambda sizes: importlib.import_module("benchmarks.delta_merge").run(sizes),
 }
 #: Suites run on demand only (not in the default list): they start servers.
 ON_DEMAND: dict[str, Callable[[Context], Any]] = {
@@ -77,7 +80,7 @@ ON_DEMAND: dict[str, Callable[[Context], Any]] = {
     "cli": lambda ctx: importlib.import_module("benchmarks.cli").run(ctx),
 }
 #: Engine suites whose default sizes are not ``10k,<scale>``.
-DEFAULT_SIZES = {"ui": "1m"}
+DEFAULT_SIZES = {"ui": "1m", "delta-merge": "1k,100k"}
 
 
 def parse_size(text: str) -> int:

@@ -42,6 +42,10 @@ from graveler.refexpr import parse_ref
 
 #: Commit metadata key recording the strategy of a merge commit (when one was given).
 MERGE_STRATEGY_KEY = ".graveler.merge.strategy"
+#: ... and the tables' strategy, when it differs (``table_strategy``).
+TABLE_STRATEGY_KEY = ".graveler.merge.table_strategy"
+#: ``table_strategy``'s default: a table is settled by ``strategy``, as files are.
+SAME_STRATEGY = "same"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +98,15 @@ def merge(
     squash: bool = False,
     allow_empty: bool = False,
     resolver: ConflictResolver | None = None,
+    table_strategy: str | None = SAME_STRATEGY,
 ) -> MergeResult:
     """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's head
     before and after. ``fast_forward``, ``ff_only``, ``squash`` and ``allow_empty`` are
     :class:`MergeOptions` (module docstring). Conflicting keys go to ``resolver`` first (see
-    :mod:`graveler.conflicts`), then to ``strategy``. A new commit records the strategy under
+    :mod:`graveler.conflicts`), then to ``strategy``. A table (Delta Lake...) both sides
+    changed is merged by its format (:mod:`graveler.tables`); when that conflicts,
+    ``table_strategy`` takes it whole from one side (default: the same as ``strategy``;
+    None raises TableConflict). A new commit records the strategy under
     lakeFS's key ``.lakefs.merge.strategy`` (``default`` when none) as well as ``metadata``.
     Raises NoChanges when ``source`` is already merged (unless ``allow_empty``),
     NotFastForward (``ff_only``), MergeConflict (with the conflicting paths) when neither
@@ -107,7 +115,7 @@ def merge(
     options and InvalidRef for a destination that is not a plain branch name (``main$``)."""
     options = MergeOptions(fast_forward, ff_only, squash, allow_empty)
     job = _Merge(repo, source, dest, options, resolver)
-    job.prepare(strategy, message, metadata, committer)
+    job.prepare(strategy, message, metadata, committer, table_strategy)
     return retry_moved(job.attempt, f"merge into {dest!r}")
 
 
@@ -131,6 +139,7 @@ class _Merge:
         message: str | None,
         metadata: Mapping[str, str] | None,
         committer: str | None,
+        table_strategy: str | None = SAME_STRATEGY,
     ) -> None:
         if not parse_ref(self.dest).is_plain:
             raise InvalidRef(
@@ -146,6 +155,11 @@ class _Merge:
         if self.strategy is not MergeStrategy.NONE:
             self.meta[MERGE_STRATEGY_KEY] = self.strategy.value
         self.meta[LAKEFS_MERGE_STRATEGY_KEY] = lakefs_strategy_name(self.strategy)
+        self.table_strategy = self.strategy
+        if table_strategy != SAME_STRATEGY:
+            self.table_strategy = MergeStrategy.parse(table_strategy)
+        if self.table_strategy is not self.strategy:
+            self.meta[TABLE_STRATEGY_KEY] = self.table_strategy.value
         self.text = message or f"Merge '{self.source}' into '{self.dest}'"
 
     def attempt(self) -> MergeResult:
@@ -188,7 +202,13 @@ class _Merge:
         src = self.src
         base_tree = base.metarange_id if base is not None else ""
         tables = plan_table_merges(
-            self.repo, base, src, head, self.strategy, source_ref=self.source, dest_ref=self.dest
+            self.repo,
+            base,
+            src,
+            head,
+            self.table_strategy,
+            source_ref=self.source,
+            dest_ref=self.dest,
         )
         tree, _ = self.repo.committed.merge(
             base_tree, src.metarange_id, head.metarange_id, self.strategy, self.records, tables

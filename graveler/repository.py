@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from graveler.multipart import Multipart
     from graveler.objectstore.port import ObjectStore
     from graveler.refs.port import RefStore, StagingStore
+    from graveler.tables import diff as table_diff
     from graveler.transaction import Transaction
     from graveler.views import ReadCache, ReadView
     from graveler.writes import EntryAttributes
@@ -188,6 +189,8 @@ class Repository:
         reset_hard = hardreset.reset_hard
         diff = operations.diff_refs
         diff_uncommitted = operations.diff_uncommitted
+        #: How each table (Delta Lake...) differs between two refs: graveler.tables.diff
+        diff_tables = table_diff.diff_tables
         import_entries = operations.import_entries
         import_data = imports.import_data
 
@@ -264,6 +267,7 @@ _METHODS: dict[str, tuple[str, str]] = {
     "reset_hard": ("graveler.hardreset", "reset_hard"),
     "diff": ("graveler.operations", "diff_refs"),
     "diff_uncommitted": ("graveler.operations", "diff_uncommitted"),
+    "diff_tables": ("graveler.tables.diff", "diff_tables"),
     "import_entries": ("graveler.operations", "import_entries"),
     "import_data": ("graveler.imports", "import_data"),
 }

@@ -139,6 +139,7 @@ def publish(
     ff_only: bool = False,
     squash: bool = False,
     allow_empty: bool = False,
+    table_strategy: str | None = merges.SAME_STRATEGY,
 ) -> Publication:
     """Publish ``run``: commit its pending writes, merge its branch into the target (a merge
     commit carrying ``metadata`` and the run's identity; with ``fast_forward``, by default
@@ -147,7 +148,9 @@ def publish(
     merges even when an earlier publication is found. ``ff_only``, ``squash`` and
     ``allow_empty`` are the merge options of :mod:`graveler.merges`: publish only by
     fast-forward; one commit whose only parent is the target's head; a merge commit recording
-    the run even when it wrote nothing new. Raises MergeConflict (branch kept),
+    the run even when it wrote nothing new. ``strategy`` and ``table_strategy`` as in
+    :func:`graveler.merges.merge`. Raises MergeConflict (branch kept; a TableConflict for a
+    table whose format refuses the merge),
     NotFastForward (``ff_only``; branch kept), DirtyBranch when the target has uncommitted
     changes, BranchNotFound when the target does not exist, InvalidArgument for contradictory
     options.
@@ -163,7 +166,8 @@ def publish(
     options = merges.MergeOptions(ff, ff_only, squash, allow_empty)  # checked before anything
     try:
         commit_pending(repo, run, f"{message}: pending writes", metadata=meta, committer=committer)
-        merged = _merge(repo, run, message, meta, committer, strategy, options)
+        strategies = (strategy, table_strategy)
+        merged = _merge(repo, run, message, meta, committer, strategies, options)
     except (BranchNotFound, RefNotFound):
         branches.get_branch(repo, run.into)  # a missing target is the caller's error
         merged, vanished = None, True  # no run branch, or a concurrent attempt removed it
@@ -184,7 +188,7 @@ def _merge(
     message: str,
     meta: dict[str, str],
     committer: str | None,
-    strategy: str | None,
+    strategies: tuple[str | None, str | None],
     options: merges.MergeOptions,
 ) -> MergeResult | None:
     """Merge the run's branch into its target; None when it holds nothing new."""
@@ -193,7 +197,8 @@ def _merge(
             repo,
             run.branch,
             run.into,
-            strategy=strategy,
+            strategy=strategies[0],
+            table_strategy=strategies[1],
             message=message,
             metadata=meta,
             committer=committer,

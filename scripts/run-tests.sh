@@ -2,8 +2,9 @@
 # The whole test suite, as `make test` runs it: two pytest processes at once.
 #
 # The suites that drive deployed services (the Airflow scheduler, dag-processor, triggerer and
-# api-server; the Dagster webserver and daemon; a Spark standalone cluster) spend much of their
-# time waiting on those processes, so they run beside the rest instead of after it. Each
+# api-server; the Dagster webserver and daemon; a Spark standalone cluster; the Delta suite's
+# delta-spark process and graveler serve) spend much of their time waiting on those
+# processes, so they run beside the rest instead of after it. Each
 # process has its own temporary directory; every port and database schema is picked per test.
 # GRAVELER_TEST_JOBS=1 runs them one after the other instead. Extra arguments go to both.
 #
@@ -11,7 +12,7 @@
 set -uo pipefail
 PY=${1:?usage: run-tests.sh PYTHON [PYTEST-ARGS...]}
 shift
-SERVICES=(tests/airflow tests/dagster_provider tests/spark_cluster)
+SERVICES=(tests/airflow tests/dagster_provider tests/spark_cluster tests/tables/delta)
 IGNORE=()
 for dir in "${SERVICES[@]}"; do IGNORE+=("--ignore=$dir"); done
 BASE=$(mktemp -d "${TMPDIR:-/tmp}/graveler-tests.XXXXXX")

@@ -33,7 +33,7 @@ FORBIDDEN = {
     "graveler_spark",
     "graveler_fsspec",
 }
-BACKEND_ONLY = {
+BACKEND_ONLY: dict[str, str | tuple[str, ...]] = {
     "sqlalchemy": "refs/",
     "alembic": "refs/",
     "psycopg": "refs/",
@@ -46,7 +46,8 @@ BACKEND_ONLY = {
     "starlette": "ui/",
     "jinja2": "ui/",
     "uvicorn": ("ui/", "server/"),
-    "pyarrow": "ui/",
+    # Parquet: the web UI, and Delta checkpoints (graveler/tables/delta)
+    "pyarrow": ("ui/", "tables/delta/"),
     "anyio": "gateway/",
     "cryptography": "server/",
     "awscrt": "gateway/",

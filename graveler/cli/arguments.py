@@ -122,6 +122,11 @@ def _diff(sub: Any) -> None:
     )
     df.add_argument("left", metavar="graveler://REPO/LEFT")
     df.add_argument("right", nargs="?", metavar="graveler://REPO/RIGHT")
+    df.add_argument(
+        "--files",
+        action="store_true",
+        help="list a table's log and data files instead of its versions (Delta Lake tables)",
+    )
 
 
 def _merge(sub: Any) -> None:

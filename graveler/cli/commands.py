@@ -202,20 +202,36 @@ def show(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 
 def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    """Committed differences between two refs (a table as a table unless ``--files``), or
+    a branch's uncommitted changes."""
+    from graveler.cli.tables import table_doc, table_lines, tables_in
+
     repo, left, _ = ref_uri(gv, a.left)
+    tables = []
     if a.right is None:
-        changes = repo.diff_uncommitted(left)
+        changes = list(repo.diff_uncommitted(left))
     else:
-        changes = repo.diff(left, same_repo(repo, a.right))
-    docs = [diff_doc(d) for d in changes]
+        right = same_repo(repo, a.right)
+        changes = list(repo.diff(left, right))
+        tables = [] if a.files else tables_in(repo, left, right, changes)
+    roots = tuple(t.root for t in tables)
+    files = [d for d in changes if not (roots and d.path.startswith(roots))]
+    docs = sorted(
+        [*(table_doc(t) for t in tables), *(diff_doc(d) for d in files)], key=lambda d: d["path"]
+    )
     if out.as_json:
         out.json(docs)
-    else:
-        for d in docs:
+        return 0
+    by_root = {t.root: t for t in tables}
+    for d in docs:
+        if d["type"] == "table":
+            for markup, text in table_lines(by_root[d["path"]]):
+                out.styled(markup, text)
+        else:
             markup, text = _DIFF_SIGNS[d["type"]]
             out.styled(f"{markup} {d['path']}", f"{text} {d['path']}")
-        if not docs:
-            out.message("No differences.")
+    if not docs:
+        out.message("No differences.")
     return 0
 
 

@@ -3,12 +3,16 @@
 :func:`plan_table_merges` reads the source's changes since the merge base, finds the tables
 whose metadata they touch (:func:`graveler.tables.registry.table_of`), and keeps those that
 the destination changed too (a prefix-bounded diff: it costs the destination's changes under
-the table, not the table). For each such table the merged contents come from:
+the table, not the table). For each such table the merged contents come from its format
+(:meth:`graveler.tables.port.TableFormat.merge`), which replays one side's table commits
+over the other's or raises TableConflict. A strategy settles a table the way it settles a
+file: only when it conflicts, and then with one side's whole table, never a mix of files:
 
-* no strategy: the table's format (:meth:`graveler.tables.port.TableFormat.merge`), which
-  replays one side's table commits over the other's or raises TableConflict;
+* no strategy: the TableConflict is raised;
 * ``source-wins``: the source's table, whole;
 * ``dest-wins``: the destination's table, whole.
+
+So two runs that append to one Delta table both land under any strategy.
 
 The answer is a :class:`graveler.committed.merge.PrefixOverride` for the tree merge: the
 tables' prefixes and the changes to apply under them.
@@ -21,6 +25,7 @@ from collections.abc import Iterable
 from graveler.committed.apply import Change
 from graveler.committed.merge import MergeStrategy, PrefixOverride
 from graveler.context import RepoContext
+from graveler.errors import TableConflict
 from graveler.model import Commit
 from graveler.tables import registry
 from graveler.tables.port import TableChange, TableFormat, TableMergeContext
@@ -52,12 +57,6 @@ def plan_table_merges(
         return None
     changes: list[Change] = []
     for root, fmt in sorted(both.items()):
-        if strategy is MergeStrategy.DEST_WINS:
-            continue
-        if strategy is MergeStrategy.SOURCE_WINS:
-            found = repo.committed.diff(dest.metarange_id, source.metarange_id, prefix_key(root))
-            changes.extend(Change(d.key, d.right) for d in found)
-            continue
         ctx = TableMergeContext(
             repo,
             fmt.name,
@@ -68,9 +67,28 @@ def plan_table_merges(
             source_ref,
             dest_ref,
         )
-        changes.extend(_as_changes(root, fmt.merge(ctx)))
+        changes.extend(_merged_table(ctx, fmt, strategy, source, dest))
     prefixes = tuple(sorted(prefix_key(root) for root in both))
     return PrefixOverride(prefixes, tuple(sorted(changes, key=lambda c: c.key)))
+
+
+def _merged_table(
+    ctx: TableMergeContext,
+    fmt: TableFormat,
+    strategy: MergeStrategy,
+    source: Commit,
+    dest: Commit,
+) -> list[Change]:
+    """The format's merge of one table; when it conflicts, the strategy's side, whole."""
+    try:
+        return _as_changes(ctx.root, fmt.merge(ctx))
+    except TableConflict:
+        if strategy is MergeStrategy.NONE:
+            raise
+    if strategy is MergeStrategy.DEST_WINS:
+        return []
+    found = ctx.repo.committed.diff(dest.metarange_id, source.metarange_id, prefix_key(ctx.root))
+    return [Change(d.key, d.right) for d in found]
 
 
 def _tables_touched(

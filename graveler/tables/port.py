@@ -10,6 +10,11 @@ A format is a small object (one module or package per format, listed in
   changed since the merge base, and returns the changes that turn the destination's table
   into the merged one (:class:`TableChange`, paths under the root), or raises
   :class:`graveler.errors.TableConflict`.
+* :meth:`TableFormat.diff` (optional: a format without it shows its tables as files) gets a
+  :class:`TableDiffContext` for one table whose metadata differs between two commits and
+  describes the difference as table versions (:class:`TableDiff`): the commits or
+  snapshots one side has and the other lacks, with their operations, files and rows, and
+  the columns whose schema changed.
 
 The context reads any of the three sides by path (committed trees only: a merge works on
 commits) and writes new objects into the repository's namespace; the merge stages what it
@@ -19,10 +24,11 @@ that GC collects, never a visible change.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from graveler import entry as entries
 from graveler import validate
@@ -65,6 +71,15 @@ class TableFormat(Protocol):
     def merge(self, ctx: TableMergeContext) -> list[TableChange]:
         """The changes that turn the destination's table into the merge of both sides;
         raises TableConflict when the format's own rules refuse the merge."""
+        ...
+
+
+@runtime_checkable
+class TableDiffer(Protocol):
+    """A format that can describe a table's difference between two commits."""
+
+    def diff(self, ctx: TableDiffContext) -> TableDiff:
+        """How the table at ``ctx.root`` differs from ``ctx.left`` to ``ctx.right``."""
         ...
 
 
@@ -127,3 +142,95 @@ class TableMergeContext:
         from :meth:`TableFormat.merge` to put it in the merge commit)."""
         validate.object_key(path)
         return TableChange(path, store_object(self.repo, path, data, content_type=content_type))
+
+
+# --- diff ---------------------------------------------------------------------------------
+
+
+class DiffSide(StrEnum):
+    """The two commits of a diff."""
+
+    LEFT = "left"
+    RIGHT = "right"
+
+
+@dataclass(frozen=True, slots=True)
+class TableVersion:
+    """One version of a table (a Delta commit, an Iceberg snapshot) that one side of a diff
+    has and the other lacks. Row counts are None when the writer recorded none."""
+
+    version: int
+    operation: str
+    timestamp: datetime | None
+    files_added: int
+    files_removed: int
+    rows_added: int | None
+    rows_removed: int | None
+    parameters: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnChange:
+    """A top-level column ``added``, ``removed`` or ``changed`` (type or nullability) from
+    the left side's schema to the right side's; types as the format spells them."""
+
+    column: str
+    change: str
+    before: str | None
+    after: str | None
+
+
+@dataclass(frozen=True)
+class TableDiff:
+    """How one table differs from the left commit to the right one: the versions only the
+    right side has (``added``, oldest first), those only the left side has (``removed``),
+    and the schema's column changes."""
+
+    root: str
+    format: str
+    added: tuple[TableVersion, ...] = ()
+    removed: tuple[TableVersion, ...] = ()
+    columns: tuple[ColumnChange, ...] = ()
+
+    def total(self, name: str) -> int | None:
+        """The sum of ``name`` (``files_added``, ``rows_removed``...) over the added
+        versions; None when a row count is unknown."""
+        values = [getattr(v, name) for v in self.added]
+        return None if any(v is None for v in values) else sum(values)
+
+
+@dataclass(frozen=True)
+class TableDiffContext:
+    """One table whose metadata differs between two commits: read either side by path, and
+    list what changed under the root."""
+
+    repo: RepoContext
+    format: str
+    root: str
+    left: str
+    right: str
+
+    def commit_of(self, side: DiffSide) -> str:
+        return self.left if side is DiffSide.LEFT else self.right
+
+    def stat(self, side: DiffSide, path: str) -> ObjectEntry | None:
+        return stat_many(self.repo, self.commit_of(side), [path])[0]
+
+    def read(self, side: DiffSide, path: str) -> bytes | None:
+        """The bytes at the absolute ``path`` at ``side``, or None when there is none."""
+        entry = self.stat(side, path)
+        return None if entry is None else read_entry(self.repo, entry)
+
+    def list(self, side: DiffSide, prefix: str = "") -> Iterator[ObjectEntry]:
+        return iter_objects(self.repo, self.commit_of(side), prefix=self.root + prefix)
+
+    def changes(self) -> Iterator[tuple[str, ObjectEntry | None, ObjectEntry | None]]:
+        """``(path, left entry, right entry)`` of each path under the root that differs."""
+        left = self.repo.get_commit(self.left).metarange_id
+        right = self.repo.get_commit(self.right).metarange_id
+        for d in self.repo.committed.diff(left, right, self.root.encode()):
+            yield (
+                d.key.decode(),
+                entries.decode(d.key, d.left.value) if d.left is not None else None,
+                entries.decode(d.key, d.right.value) if d.right is not None else None,
+            )

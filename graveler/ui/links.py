@@ -49,10 +49,18 @@ class Links:
         """One commit (any ref resolves to its commit); ``after`` pages its changes."""
         return self._url(self._repo(repo, f"/commits/{quote(commit_id, safe='')}"), after=after)
 
-    def compare(self, repo: str, left: str, right: str, prefix: str = "", after: str = "") -> str:
-        """What changed from ``left`` to ``right`` (under ``prefix``, past the path ``after``)."""
+    def compare(
+        self, repo: str, left: str, right: str, prefix: str = "", after: str = "", view: str = ""
+    ) -> str:
+        """What changed from ``left`` to ``right`` (under ``prefix``, past the path ``after``);
+        ``view="files"`` lists the files of tables (Delta Lake...) instead of their versions."""
         return self._url(
-            self._repo(repo, "/compare"), left=left, right=right, prefix=prefix, after=after
+            self._repo(repo, "/compare"),
+            left=left,
+            right=right,
+            prefix=prefix,
+            after=after,
+            view=view,
         )
 
     def compare_summary(self, repo: str, left: str, right: str, prefix: str = "") -> str:

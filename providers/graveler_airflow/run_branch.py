@@ -42,7 +42,7 @@ from airflow.sdk import Asset, TaskGroup, TriggerRule, XComArg
 from airflow.sdk.exceptions import AirflowFailException
 
 from graveler import MergeOptions, MergeStrategy, Run, runs
-from graveler.errors import MergeConflict, NotFastForward
+from graveler.errors import MergeConflict, NotFastForward, TableConflict
 from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
 from graveler_airflow.events import EventOptions, emit_merge_events, merge_alias
 from graveler_airflow.hooks.graveler import GravelerHook
@@ -184,6 +184,8 @@ class MergeRunBranchOperator(_RunBranchOperator):
 
     def _conflict(self, repo: Repository, run: Run, exc: MergeConflict) -> str:
         shown = ", ".join(exc.keys[:10]) + (" ..." if len(exc.keys) > 10 else "")
+        if isinstance(exc, TableConflict):
+            shown += f" ({exc.format} table: {exc.kind}: {exc.reason})"
         return (
             f"Merge conflict publishing run {run.identity!r} into {self.into!r} on "
             f"{len(exc.keys)} path(s): {shown}. Nothing was published and {self.into!r} is "

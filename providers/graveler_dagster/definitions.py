@@ -47,6 +47,7 @@ def graveler_definitions(
     *,
     io_manager_key: str = "io_manager",
     merge_strategy: str | None = "source-wins",
+    table_merge_strategy: str | None = None,
     delete_failed_branches: bool = False,
     sensor_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
     sensor_interval_seconds: int = DEFAULT_INTERVAL_SECONDS,
@@ -57,7 +58,9 @@ def graveler_definitions(
     """Resources (``"graveler"`` and the IO manager under ``io_manager_key``) and sensors (merge
     on success, keep or delete on failure, plus ``extra_sensors`` such as diff sensors).
     ``merge_strategy`` is used by the merge sensor and by the IO manager when an input needs
-    an upstream run that the sensor has not published yet. ``pickle_secret`` signs the IO
+    an upstream run that the sensor has not published yet; ``table_merge_strategy`` settles
+    a table (Delta Lake) whose format refuses the merge (default None: the merge fails, as
+    Delta fails the later of two conflicting transactions). ``pickle_secret`` signs the IO
     manager's pickles (see :mod:`graveler_dagster.formats`)."""
     watch = {
         "default_status": sensor_status,
@@ -72,7 +75,11 @@ def graveler_definitions(
             ),
         },
         "sensors": [
-            build_graveler_merge_sensor(strategy=merge_strategy, **watch),  # type: ignore[arg-type]
+            build_graveler_merge_sensor(
+                strategy=merge_strategy,
+                table_strategy=table_merge_strategy,
+                **watch,  # type: ignore[arg-type]
+            ),
             build_graveler_failure_sensor(delete_branch=delete_failed_branches, **watch),  # type: ignore[arg-type]
             *extra_sensors,
         ],

@@ -168,6 +168,7 @@ def publish_run(
     instance: DagsterInstance,
     dagster_run: DagsterRun,
     strategy: str | None = "source-wins",
+    table_strategy: str | None = None,
 ) -> Publication:
     """Publish ``dagster_run`` into the target exactly once (:func:`graveler.runs.publish`),
     then retire the kept branches of the runs it re-executes, restate in Dagster the assets
@@ -176,7 +177,12 @@ def publish_run(
     ``strategy=None``, a target with uncommitted changes, or one that moved when the resource
     publishes by fast-forward only) keeps the branch, tags the run
     ``graveler/merge: failed`` and raises the error (one of :data:`REFUSED`); anything
-    else (a database outage, a branch that kept moving) propagates untagged."""
+    else (a database outage, a branch that kept moving) propagates untagged.
+
+    ``strategy`` settles files both sides changed; a table (Delta Lake) both sides changed
+    is merged by its format's rules, and ``table_strategy`` settles it when those refuse
+    (default None: the TableConflict fails the publication, as Delta fails the later of
+    two conflicting transactions, instead of dropping the other run's table versions)."""
     run = run_of(gv, repo, dagster_run.run_id)
     message = f"Merge Dagster run {dagster_run.run_id} ({dagster_run.job_name})"
     options = gv.merge_options()
@@ -188,6 +194,7 @@ def publish_run(
             metadata=commit_metadata(gv, dagster_run),
             committer="dagster",
             strategy=strategy,
+            table_strategy=table_strategy,
             since=datetime.fromtimestamp(_created(instance, dagster_run), UTC),
             fast_forward=options.fast_forward,
             ff_only=options.ff_only,
@@ -244,12 +251,13 @@ def publish_or_fail(
     instance: DagsterInstance,
     dagster_run: DagsterRun,
     strategy: str | None = "source-wins",
+    table_strategy: str | None = None,
 ) -> Publication:
     """:func:`publish_run` from inside a step: a refused publication raises a Dagster
     ``Failure`` with ``allow_retries=False`` (retrying would refuse again), whose message says
     that nothing was published and the run's writes are kept on its branch."""
     try:
-        return publish_run(gv, repo, instance, dagster_run, strategy)
+        return publish_run(gv, repo, instance, dagster_run, strategy, table_strategy)
     except REFUSED as exc:
         branch = gv.run_branch_name(dagster_run.run_id)
         raise Failure(

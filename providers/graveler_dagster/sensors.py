@@ -81,6 +81,7 @@ def build_graveler_merge_sensor(
     *,
     name: str = "graveler_merge_on_success",
     strategy: str | None = "source-wins",
+    table_strategy: str | None = None,
     default_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
     monitor_all_code_locations: bool = True,
     minimum_interval_seconds: int = DEFAULT_INTERVAL_SECONDS,
@@ -89,7 +90,9 @@ def build_graveler_merge_sensor(
 
     ``strategy`` settles keys changed both by the run and on the target since the run started:
     "source-wins" (default: the run's materialization is the newest), "dest-wins", or None to
-    refuse (the branch is then kept and the run tagged)."""
+    refuse (the branch is then kept and the run tagged). A table (Delta Lake) both changed
+    merges by its format's rules; ``table_strategy`` settles it when they refuse (default
+    None: refused, with the TableConflict in the sensor's log and skip reason)."""
 
     @run_status_sensor(
         run_status=DagsterRunStatus.SUCCESS,
@@ -103,7 +106,7 @@ def build_graveler_merge_sensor(
         run = context.dagster_run
         repo = graveler.get_repository()
         try:
-            pub = publish_run(graveler, repo, context.instance, run, strategy)
+            pub = publish_run(graveler, repo, context.instance, run, strategy, table_strategy)
         except REFUSED as exc:
             branch = graveler.run_branch_name(run.run_id)
             context.log.error(f"graveler: run {run.run_id} not merged, branch {branch} kept: {exc}")

@@ -28,15 +28,22 @@ from graveler.client import Graveler
 from graveler.fsck import fsck
 from graveler.repository import Repository
 from tests.airflow.deployment import Deployment
+from tests.tables.delta import ops
+from tests.tables.delta.workdir import checkout, publish
 
 # The first test's setup starts Airflow and runs the whole scenario (minutes on a busy machine).
 pytestmark = pytest.mark.timeout(1800)
 
 RUNS = "e2e_runs"
+DELTA = "e2e_delta"
+DELTA_TABLE = "tables/delta_events/"
+DELTA_APPENDS = ["d-append-1", "d-append-2"]
+DELTA_RACE = ["d-race-append", "d-race-overwrite"]  # the overwrite merges second
 CONCURRENT = [f"r-concurrent-{i}" for i in range(1, 5)]
 CONFLICTING = ["r-conflict-1", "r-conflict-2"]
 ETL = "graveler_example_etl"
 ALL_RUNS = [(RUNS, r) for r in [*CONCURRENT, *CONFLICTING, "r-failed"]] + [
+    *((DELTA, r) for r in [*DELTA_APPENDS, *DELTA_RACE]),
     ("e2e_discard", "f-1"),
     ("e2e_sensor", "s-1"),
     ("e2e_prune", "p-1"),
@@ -101,6 +108,13 @@ def _phase_one(airflow: Deployment, lake: Repository, seen: Scenario) -> None:
         airflow.trigger(
             RUNS, run_id, {"writes": writes, "barrier": {"match": "r-conflict", "count": 2}}
         )
+    for i, run_id in enumerate(DELTA_APPENDS, start=1):
+        conf = {"delta": {"mode": "append", "rows": [[10 + i, "a"]]}}
+        airflow.trigger(DELTA, run_id, conf | {"barrier": {"match": "d-append", "count": 2}})
+    race = {"barrier": {"match": "d-race", "count": 2}}
+    airflow.trigger(DELTA, DELTA_RACE[0], race | {"delta": {"mode": "append", "rows": [[20, "a"]]}})
+    overwrite = {"delta": {"mode": "overwrite", "rows": [[30, "a"]]}, "after": DELTA_RACE[0]}
+    airflow.trigger(DELTA, DELTA_RACE[1], race | overwrite)
     airflow.trigger(RUNS, "r-failed", {"writes": {"tables/failed/x.csv": "kept\n"}, "fail": True})
     airflow.trigger("e2e_discard", "f-1", {"writes": {"tables/doomed/x.csv": "x\n"}, "fail": True})
     airflow.trigger("e2e_operators", "o-1")
@@ -109,6 +123,7 @@ def _phase_one(airflow: Deployment, lake: Repository, seen: Scenario) -> None:
     lake.put("main", GATE, b"open")
     lake.commit("main", "open the gate")
     everything = [(RUNS, r) for r in [*CONCURRENT, *CONFLICTING, "r-failed"]]
+    everything += [(DELTA, r) for r in [*DELTA_APPENDS, *DELTA_RACE]]
     everything += [("e2e_discard", "f-1"), ("e2e_sensor", "s-1"), ("e2e_operators", "o-1")]
     seen.states = airflow.wait_finished(everything, timeout=600)
 
@@ -175,7 +190,8 @@ def scenario(
     deployment: Deployment, lake: Graveler, tmp_path_factory: pytest.TempPathFactory
 ) -> Scenario:
     seen = Scenario()
-    lake.create_repository("e2e", (deployment.base / "e2e-namespace").as_uri())
+    e2e = lake.create_repository("e2e", (deployment.base / "e2e-namespace").as_uri())
+    _delta_table(e2e, tmp_path_factory.mktemp("delta-table"))
     lake.create_repository("weather", (deployment.base / "weather-namespace").as_uri())
     lake.create_repository("ops", (deployment.base / "ops-namespace").as_uri())
     landing = tmp_path_factory.mktemp("landing")
@@ -199,6 +215,16 @@ def scenario(
         print(f"\nAirflow e2e: {deployment.timings} {seen.seconds}")
         print(deployment.timeline(ALL_RUNS))
     return seen
+
+
+def _delta_table(repo: Repository, work: Path) -> None:
+    """The Delta table the e2e_delta runs change, created on main with delta-rs."""
+    ops.run(work, {"op": "create", "rows": [[1, "a"], [2, "b"]]})
+    publish(repo, "main", DELTA_TABLE, work, "a Delta table")
+
+
+def _delta_rows(repo: Repository, work: Path) -> list[list[Any]]:
+    return ops.rows(checkout(repo, "main", DELTA_TABLE, work))
 
 
 def _publications(repo: Repository) -> dict[str, list[str]]:
@@ -306,6 +332,9 @@ def test_orchestrator_and_main_agree(
     succeeded = {
         identity(RUNS, r) for r in [*CONCURRENT, *CONFLICTING] if scenario.states[r] == "success"
     }
+    succeeded |= {
+        identity(DELTA, r) for r in [*DELTA_APPENDS, *DELTA_RACE] if scenario.states[r] == "success"
+    }
     assert set(published) == succeeded and all(len(c) == 1 for c in published.values())
     events = deployment.asset_events("graveler://e2e/main/tables/events")
     concurrent = {scenario.merges[r] for r in CONCURRENT}
@@ -408,3 +437,31 @@ def test_an_asset_watcher_in_the_triggerer_schedules_on_a_commit(
         "the watcher's DAG runs to succeed",
         300,
     )
+
+
+def test_concurrent_delta_appends_both_land_exactly_once(
+    scenario: Scenario, deployment: Deployment, lake: Graveler, tmp_path: Path
+) -> None:
+    repo = lake.repository("e2e")
+    published = _publications(repo)
+    for run_id in DELTA_APPENDS:
+        assert scenario.states[run_id] == "success", (run_id, deployment.tasks(DELTA, run_id))
+        assert len(published[identity(DELTA, run_id)]) == 1, run_id
+    rows = [r for r in _delta_rows(repo, tmp_path / "table") if r != [20, "a"]]  # the race's
+    assert rows == [[1, "a"], [11, "a"], [12, "a"], [2, "b"]]
+
+
+def test_an_overwrite_after_a_concurrent_append_fails_as_delta_decides(
+    scenario: Scenario, deployment: Deployment, lake: Graveler, tmp_path: Path
+) -> None:
+    repo = lake.repository("e2e")
+    appended, overwrote = DELTA_RACE
+    assert scenario.states[appended] == "success"
+    assert scenario.states[overwrote] == "failed"
+    merge = deployment.tasks(DELTA, overwrote)["run.merge"]
+    assert merge["state"] == "failed" and merge["try_number"] == 1  # not retried
+    log = deployment.task_log(DELTA, overwrote, "run.merge", 1)
+    assert "Merge conflict publishing run" in log and DELTA_TABLE in log
+    assert "delta table: ConcurrentAppend" in log
+    assert identity(DELTA, overwrote) not in _publications(repo)
+    assert [20, "a"] in _delta_rows(repo, tmp_path / "table")

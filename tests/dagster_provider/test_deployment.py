@@ -13,9 +13,11 @@ branch is left over, Dagster's latest materialization of every asset (partition)
 from __future__ import annotations
 
 import io
+import json
 import os
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -26,10 +28,16 @@ from graveler_dagster.lineage import latest, recorded
 from graveler import Graveler, runs
 from graveler.fsck import fsck
 from tests.dagster_provider.deployment.harness import Deployment, deploy, teardown, wait_for
+from tests.tables.delta import ops
+from tests.tables.delta.workdir import checkout, publish
 
 pytestmark = pytest.mark.postgres
 
 MERGE_SENSOR = "graveler_merge_on_success"
+DELTA_TABLE = "tables/delta_events/"
+#: Assets that write without the IO manager (a Delta table is a prefix its materialization
+#: names no single object of; the Delta test checks the table's rows on main instead).
+NOT_BY_IO_MANAGER = {dg.AssetKey(["incoming", "feed"]), dg.AssetKey("delta_events")}
 DIFF_SENSOR = "graveler_diff_lake_main_incoming"
 
 
@@ -138,6 +146,43 @@ def test_cli_run_and_downstream_right_after_upstream(deployment: Deployment, lak
     assert_agreement(dep, lake)
 
 
+def _delta(mode: str, rows: list[list[Any]], group: str, after: str = "") -> dict[str, str]:
+    tags = {"delta/mode": mode, "delta/rows": json.dumps(rows), "delta/group": group}
+    return tags | ({"delta/after": after} if after else {})
+
+
+def _delta_rows(lake: Any, work: Path) -> list[list[Any]]:
+    return ops.rows(checkout(lake, "main", DELTA_TABLE, work))
+
+
+def test_delta_runs_publish_as_delta_transactions(
+    deployment: Deployment, lake: Any, tmp_path: Path
+) -> None:
+    """Two runs appending to one Delta table both land, exactly once; an overwrite that
+    merges after a concurrent append fails as Delta decides, its failure naming the table
+    (the merge sensor's skip reason), its branch kept."""
+    dep = deployment
+    ops.run(tmp_path / "table", {"op": "create", "rows": [[1, "a"], [2, "b"]]})
+    publish(lake, "main", DELTA_TABLE, tmp_path / "table", "a Delta table")
+    appends = [
+        dep.launch("delta_job", _delta("append", [[10 + i, "a"]], "appends")) for i in (1, 2)
+    ]
+    race_append = dep.launch("delta_job", _delta("append", [[20, "a"]], "race"))
+    overwrite = dep.launch("delta_job", _delta("overwrite", [[30, "a"]], "race", after=race_append))
+    finished = dep.wait_finished(*appends, race_append, overwrite, timeout=300)
+    assert [r.status for r in finished] == [dg.DagsterRunStatus.SUCCESS] * 4, dep.logs()
+    for run_id in (*appends, race_append):
+        dep.wait_tag(run_id, "graveler/merge", "merged")
+    dep.wait_tag(overwrite, "graveler/merge", "failed")
+    reasons = [r for r in dep.skip_reasons(MERGE_SENSOR) if overwrite in r]
+    assert reasons and f"delta table {DELTA_TABLE!r}" in reasons[0], reasons
+    assert "ConcurrentAppend" in reasons[0]
+    rows = _delta_rows(lake, tmp_path / "main")
+    assert rows == [[1, "a"], [11, "a"], [12, "a"], [2, "b"], [20, "a"]]
+    lake.delete_branch(f"dagster-run-{overwrite}")  # kept for inspection, as the tag says
+    assert_agreement(dep, lake)
+
+
 # --- agreement between Dagster and main ------------------------------------------------------
 
 
@@ -153,7 +198,9 @@ def assert_agreement(dep: Deployment, lake: Any) -> None:
     heads = {c.metadata.get(runs.RUN_KEY): c.id for c in lake.log("main", first_parent=True)}
     for run in instance.get_runs():
         identity = f"dagster/{run.run_id}"
-        if run.status == dg.DagsterRunStatus.SUCCESS:
+        if run.tags.get("graveler/merge") == "failed":  # refused, as the test that ran it saw
+            assert merged[identity] == 0, (run.job_name, run.run_id)
+        elif run.status == dg.DagsterRunStatus.SUCCESS:
             assert merged[identity] == 1, (run.job_name, run.run_id, merged[identity])
             assert run.tags["graveler/merge"] == "merged"
             assert run.tags["graveler/merge_commit"] == heads[identity]
@@ -163,7 +210,7 @@ def assert_agreement(dep: Deployment, lake: Any) -> None:
     head = lake.resolve("main").commit.id
     for key in instance.get_asset_keys():
         for partition in _partitions(key):
-            if key == dg.AssetKey(["incoming", "feed"]):  # written outside Dagster
+            if key in NOT_BY_IO_MANAGER:
                 continue
             entry = latest(instance, key, partition)
             if entry is None:  # a key Dagster lists with no materialization: nothing to agree on

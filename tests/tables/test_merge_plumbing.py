@@ -130,7 +130,7 @@ def test_strategies_take_the_whole_table_from_one_side(
     forked.put("run", "plain/file", b"y")
     forked.commit("run", "plain")
     forked.merge("run", "main", strategy=strategy)
-    assert toy.merged == []
+    assert toy.merged == ["t/"]  # asked first: the strategy settles the conflict
     files = {e.path for e in forked.iter_objects("main", prefix="t/")}
     loser = "d" if winner == "s" else "s"
     assert f"t/part-{winner}" in files and f"t/part-{loser}" not in files
@@ -144,3 +144,14 @@ def test_without_a_format_both_sides_conflict_on_files(forked: Repository):
         forked.merge("run", "main")
     assert not isinstance(caught.value, TableConflict)
     assert caught.value.keys == [f"t/{LOG}1.json"]
+
+
+@pytest.mark.parametrize("strategy", ["source-wins", "dest-wins"])
+def test_a_strategy_leaves_a_table_without_conflict_to_the_format(
+    forked: Repository, toy: ToyFormat, strategy: str
+):
+    _append(forked, "run", "t", ["s"], "part-s")
+    _append(forked, "main", "t", ["d"], "part-d")
+    forked.merge("run", "main", strategy=strategy)
+    assert toy.merged == ["t/"]
+    assert _table_log(forked, "main", "t") == [["a"], ["d"], ["s"]]

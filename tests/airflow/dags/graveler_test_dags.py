@@ -8,6 +8,12 @@ Repository ``e2e``; everything a run does comes from its conf:
   was already published (a cleared run passes at once);
 * ``gate``: before the barrier, wait until this path exists on ``main`` (the test opens it);
 * ``fail``: the write task raises; ``fail_first_try``: it raises on its first try only.
+
+``e2e_delta`` changes the Delta Lake table ``tables/delta_events`` with delta-rs on its run
+branch (``graveler_spark.native``'s ``local_view`` and ``native_write``): conf ``delta``:
+``{"mode": "append" | "overwrite", "rows": [[id, part], ...]}``, then the ``barrier``, then
+``after``: wait until the run whose ID contains this text is published on main (so the
+test knows which of two concurrent runs merges second).
 """
 
 from __future__ import annotations
@@ -90,6 +96,61 @@ with (
         _write(branch)
 
     write(run.branch)
+
+
+DELTA_TABLE = "tables/delta_events"
+
+
+def _write_delta(branch: str) -> None:
+    import deltalake
+    import pyarrow as pa
+    from graveler_spark.native import local_view, native_write
+
+    conf = get_current_context()["dag_run"].conf or {}
+    spec = conf["delta"]
+    rows = spec["rows"]
+    table = pa.table(
+        {
+            "id": pa.array([r[0] for r in rows], pa.int64()),
+            "part": pa.array([r[1] for r in rows], pa.string()),
+        }
+    )
+    with GravelerHook() as hook:
+        gv = hook.get_conn()
+        repo = gv.repository(REPO)
+
+        def write(directory: str) -> None:
+            local_view(repo, branch, DELTA_TABLE, directory)
+            deltalake.write_deltalake(directory, table, mode=spec["mode"])
+
+        native_write(f"graveler://{REPO}/{branch}/{DELTA_TABLE}", write, client=gv)
+        deadline = time.monotonic() + BARRIER_TIMEOUT
+        barrier: dict[str, Any] = conf.get("barrier") or {}
+        while barrier and not _passed(repo, barrier["match"], barrier["count"]):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"barrier {barrier} not reached")
+            time.sleep(0.2)
+        while conf.get("after") and not _published(repo, conf["after"]):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"run {conf['after']} was never published")
+            time.sleep(0.2)
+
+
+def _published(repo: Repository, match: str) -> bool:
+    recent = repo.log("main", amount=50, first_parent=True)
+    return any(match in c.metadata.get(runs.RUN_KEY, "") for c in recent)
+
+
+with (
+    DAG("e2e_delta", schedule=None, default_args=RETRIES, tags=["graveler-tests"]),
+    GravelerRunBranch(REPO, group_id="run") as run,
+):
+
+    @task
+    def write_delta(branch: str) -> None:
+        _write_delta(branch)
+
+    write_delta(run.branch)
 
 
 with (

@@ -12,16 +12,29 @@ Graveler's refs live in Dagster's own PostgreSQL database (the resource's defaul
 * ``prices`` -> ``report``: ``prices`` writes the version in ``$GRAVELER_E2E_DIR/prices``;
   ``report`` records the version it read (downstream right after upstream);
 * ``ingested`` reads ``incoming/feed`` (written outside Dagster) in runs requested by the diff
-  sensor on ``incoming/``.
+  sensor on ``incoming/``;
+* ``delta_events`` changes the Delta Lake table ``tables/delta_events`` with delta-rs on the
+  run's branch (``graveler_spark.native``), as its run's tags say: ``delta/mode`` (append or
+  overwrite), ``delta/rows`` (JSON), ``delta/group`` (waits until two runs of the group have
+  written, so they overlap) and ``delta/after`` (waits until that run is merged into main,
+  so the test knows which run merges second).
 """
 
+import json
 import os
 import time
 from pathlib import Path
 
 import dagster as dg
 import pandas as pd
-from graveler_dagster import GravelerResource, build_graveler_diff_sensor, graveler_definitions
+from graveler_dagster import (
+    GravelerResource,
+    build_graveler_diff_sensor,
+    graveler_definitions,
+    open_run_branch,
+)
+
+from graveler import runs
 
 WORKDIR = Path(os.environ.get("GRAVELER_E2E_DIR", "."))
 INTERVAL = int(os.environ.get("GRAVELER_E2E_SENSOR_INTERVAL", "30"))
@@ -72,6 +85,57 @@ def ingested(feed: pd.DataFrame) -> pd.DataFrame:
     return feed.assign(ingested=True)
 
 
+DELTA_TABLE = "tables/delta_events"
+
+
+@dg.asset
+def delta_events(
+    context: dg.AssetExecutionContext, graveler: GravelerResource
+) -> dg.MaterializeResult:
+    import deltalake
+    import pyarrow as pa
+    from graveler_spark.native import local_view, native_write
+
+    tags = context.run.tags
+    rows = json.loads(tags["delta/rows"])
+    table = pa.table(
+        {
+            "id": pa.array([r[0] for r in rows], pa.int64()),
+            "part": pa.array([r[1] for r in rows], pa.string()),
+        }
+    )
+    repo, branch = open_run_branch(graveler, context)
+
+    def write(directory: str) -> None:
+        local_view(repo, branch, DELTA_TABLE, directory)
+        deltalake.write_deltalake(directory, table, mode=tags["delta/mode"])
+
+    uri = f"graveler://{repo.name}/{branch}/{DELTA_TABLE}"
+    native_write(uri, write, client=graveler.get_client())
+    group = tags["delta/group"]
+    (WORKDIR / f"delta-{group}-{context.run.run_id}").touch()
+    _wait(lambda: len(list(WORKDIR.glob(f"delta-{group}-*"))) >= 2, f"group {group}")
+    after = tags.get("delta/after")
+    if after:
+        merged = f"dagster/{after}"
+        _wait(
+            lambda: any(
+                c.metadata.get(runs.RUN_KEY) == merged
+                for c in repo.log("main", amount=50, first_parent=True)
+            ),
+            f"run {after} to be merged",
+        )
+    return dg.MaterializeResult()
+
+
+def _wait(check, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + 180
+    while not check():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"waited too long for {what}")
+        time.sleep(0.2)
+
+
 ingested_job = dg.define_asset_job("ingest", selection=[ingested])
 on_incoming = build_graveler_diff_sensor(
     "lake", "main", "incoming/", ingested_job, minimum_interval_seconds=INTERVAL
@@ -83,13 +147,14 @@ pieces = graveler_definitions(
 )
 
 defs = dg.Definitions(
-    assets=[events, extracted, checked, prices, report, incoming_feed, ingested],
+    assets=[events, extracted, checked, prices, report, incoming_feed, ingested, delta_events],
     jobs=[
         ingested_job,
         dg.define_asset_job("events_job", selection=[events], partitions_def=PARTS),
         dg.define_asset_job("etl", selection=[extracted, checked]),
         dg.define_asset_job("prices_job", selection=[prices]),
         dg.define_asset_job("report_job", selection=[report]),
+        dg.define_asset_job("delta_job", selection=[delta_events]),
     ],
     executor=dg.in_process_executor,  # one process per run: 2 cores
     **pieces,

@@ -74,6 +74,14 @@ query($selector: SensorSelector!) {
   }
 }"""
 
+SENSOR_TICKS = """
+query($selector: SensorSelector!) {
+  sensorOrError(sensorSelector: $selector) {
+    __typename
+    ... on Sensor { sensorState { ticks(limit: 50) { status skipReason } } }
+  }
+}"""
+
 STOP_SENSOR = """
 mutation($id: String!) {
   stopSensor(id: $id) { __typename ... on PythonError { message } }
@@ -180,6 +188,13 @@ class Deployment:
         out = self.gql(SENSOR, selector=self.selector(name))["sensorOrError"]
         assert out["__typename"] == "Sensor", out
         return out  # type: ignore[no-any-return]
+
+    def skip_reasons(self, name: str) -> list[str]:
+        """The skip reasons of the sensor's recent ticks (a refused merge says why there)."""
+        out = self.gql(SENSOR_TICKS, selector=self.selector(name))["sensorOrError"]
+        assert out["__typename"] == "Sensor", out
+        ticks = out["sensorState"]["ticks"]
+        return [str(t["skipReason"]) for t in ticks if t.get("skipReason")]
 
     def stop_sensor(self, name: str) -> None:
         out = self.gql(STOP_SENSOR, id=self.sensor(name)["id"])["stopSensor"]
