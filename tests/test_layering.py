@@ -33,18 +33,19 @@ FORBIDDEN = {
     "graveler_spark",
     "graveler_fsspec",
 }
-BACKEND_ONLY = {
+BACKEND_ONLY: dict[str, str | tuple[str, ...]] = {
     "sqlalchemy": "refs/",
     "alembic": "refs/",
     "psycopg": "refs/",
     "boto3": "objectstore/s3.py",
     "botocore": "objectstore/s3.py",
     "rocksdict": "sstable/writer.py",
-    # the web UI's stack (the ``ui`` extra) stays inside graveler/ui/
+    # the web UI's stack (the ``ui`` extra) stays inside graveler/ui/; the Iceberg REST catalog
+    # (graveler/iceberg/, served by ``graveler serve``) routes with Starlette
     "fastapi": "ui/",
-    "starlette": "ui/",
+    "starlette": ("ui/", "iceberg/"),
     "jinja2": "ui/",
-    "uvicorn": "ui/",
+    "uvicorn": ("ui/", "server/run.py"),  # graveler serve runs on uvicorn too
     "pyarrow": "ui/",
 }
 #: The engine modules that providers may import, besides the top-level ``graveler`` names.
@@ -180,7 +181,17 @@ def test_the_cycle_finder_finds_cycles():
 
 #: The engine's layers, top to bottom, and the modules of each (``pkg.`` covers a package).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("interfaces", ("graveler.cli.", "graveler.demo", "graveler.ui.")),
+    (
+        "interfaces",
+        (
+            "graveler.cli.",
+            "graveler.demo",
+            "graveler.ui.",
+            "graveler.server.",
+            "graveler.gateway.",
+            "graveler.iceberg.",
+        ),
+    ),
     ("client", ("graveler.client", "graveler.refdump", "graveler.fsck", "graveler.gc.")),
     ("facade", ("graveler.repository", "graveler.database")),
     (
