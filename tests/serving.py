@@ -86,11 +86,7 @@ class Served:
             command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            err = self.process.stderr.read() if self.process.stderr else ""
-            pytest.fail(f"graveler serve did not start: {err[-2000:]}")
-        self.urls = json.loads(line)
+        self.urls = self._read_urls(self.process.stdout)
         self._wait_ready()
         return self
 
@@ -106,6 +102,21 @@ class Served:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(timeout=15)
+
+    def _read_urls(self, stdout: Any) -> dict[str, Any]:
+        """The JSON document ``--json`` prints first (indented over several lines)."""
+        text = ""
+        while True:
+            line = stdout.readline()
+            if not line:
+                err = self.process.stderr.read() if self.process and self.process.stderr else ""
+                pytest.fail(f"graveler serve did not start: {err[-2000:]}")
+            text += line
+            try:
+                doc: dict[str, Any] = json.loads(text)
+                return doc
+            except ValueError:
+                continue
 
     def _global(self) -> list[str]:
         args = ["--home", str(self.home)]
