@@ -13,7 +13,7 @@ import importlib
 from graveler.tables.port import TableFormat
 
 #: Modules of the known formats, in the order they are asked.
-FORMAT_MODULES: tuple[str, ...] = ()
+FORMAT_MODULES: tuple[str, ...] = ("graveler.tables.iceberg",)
 
 
 @functools.cache
