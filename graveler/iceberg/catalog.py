@@ -33,7 +33,7 @@ from pyiceberg.exceptions import (
 )
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
 from pyiceberg.schema import Schema
-from pyiceberg.table import CommitTableResponse, Table
+from pyiceberg.table import CommitTableResponse, StagedTable, Table
 from pyiceberg.table.metadata import TableMetadataUtil
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
@@ -222,6 +222,39 @@ class GravelerCatalog(MetastoreCatalog):
 
         namespace = self.repository.info.storage_namespace
         return (location or "").rstrip("/") or location_for(namespace, str(uuid.uuid4()))
+
+    def _create_staged_table(
+        self,
+        identifier: str | Identifier,
+        schema: Schema | Any,
+        location: str | None = None,
+        partition_spec: PartitionSpec = UNPARTITIONED_PARTITION_SPEC,
+        sort_order: SortOrder = UNSORTED_SORT_ORDER,
+        properties: Properties = EMPTY_DICT,
+    ) -> StagedTable:
+        """The metadata of a table to create in a transaction (committed with
+        ``assert-create``)."""
+        ref, name = _split(identifier)
+        fmt = int(properties.get("format-version", 2))
+        with _translated():
+            done = self.engine.create_table(
+                ref,
+                name,
+                self._convert_schema_if_needed(schema, fmt),  # type: ignore[arg-type]
+                spec=partition_spec,
+                order=sort_order,
+                location=location,
+                properties=properties,
+                stage=True,
+            )
+        metadata = TableMetadataUtil.parse_raw(done.raw.decode())
+        return StagedTable(
+            identifier=self.identifier_to_tuple(identifier),
+            metadata=metadata,
+            metadata_location=f"{metadata.location}/metadata/staged.metadata.json",
+            io=self._load_file_io(metadata.properties, metadata.location),
+            catalog=self,
+        )
 
     def _table(self, identifier: str | Identifier, raw: bytes, location: str) -> Table:
         metadata = TableMetadataUtil.parse_raw(raw.decode())

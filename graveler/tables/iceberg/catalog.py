@@ -386,7 +386,9 @@ def _updated(name: TableName, base: Any, updates: Sequence[Any], location: str |
     """The metadata JSON after ``updates`` (InvalidArgument when the spec refuses one)."""
     start = base
     if start is None:
-        start = TableMetadataV1(location="", last_column_id=-1, schema=Schema())  # type: ignore[call-arg]
+        # unvalidated, as pyiceberg's own catalogs start a create transaction: no schemas
+        # yet, so the first add-schema is schema 0
+        start = TableMetadataV1.model_construct(last_column_id=-1, schema=Schema())
     try:
         new = update_table_metadata(
             start, tuple(updates), enforce_validation=base is None, metadata_location=location

@@ -22,7 +22,7 @@ from typing import Any
 from pyiceberg.manifest import ManifestEntry, ManifestFile, read_manifest_list
 
 from graveler.entry import ObjectEntry
-from graveler.errors import CorruptFile
+from graveler.errors import CorruptFile, GravelerError
 from graveler.tables.iceberg.fileio import NamespaceIO
 from graveler.tables.iceberg.names import key_for
 
@@ -38,6 +38,8 @@ def manifests(io: NamespaceIO, snapshot: dict[str, Any]) -> list[ManifestFile]:
     if isinstance(uri, str):
         try:
             return list(read_manifest_list(io.new_input(uri)))
+        except GravelerError:
+            raise
         except (OSError, ValueError, EOFError) as exc:
             raise CorruptFile(f"manifest list {uri} cannot be read: {exc}") from exc
     raise CorruptFile(f"snapshot {snapshot.get('snapshot-id')} has no manifest list")
@@ -48,6 +50,8 @@ def entries(io: NamespaceIO, manifest: ManifestFile, *, live: bool = True) -> li
     inherited from the manifest list."""
     try:
         return manifest.fetch_manifest_entry(io, discard_deleted=live)
+    except GravelerError:
+        raise
     except (OSError, ValueError, EOFError) as exc:
         raise CorruptFile(f"manifest {manifest.manifest_path} cannot be read: {exc}") from exc
 
