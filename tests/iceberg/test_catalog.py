@@ -21,6 +21,7 @@ from pyiceberg.table.snapshots import Operation, Snapshot, Summary
 from pyiceberg.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate
 from pyiceberg.types import StringType
 
+from graveler.client import Graveler
 from graveler.errors import InvalidArgument, InvalidName, ProtectedBranch, ReadOnlyRef
 from graveler.iceberg import GravelerCatalog
 from graveler.repository import Repository
@@ -196,13 +197,27 @@ def test_protected_branches_refuse_table_commits(catalog: GravelerCatalog, repo:
         catalog.load_table("main.db.t").append(rows([1], 1))
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def any_catalog(request: pytest.FixtureRequest, tmp_path) -> GravelerCatalog:
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    if request.param == "postgres":
+        url = request.getfixturevalue("pg_schema_url")
+    client = Graveler(home=tmp_path / "race", database_url=url)
+    request.addfinalizer(client.close)
+    repo = client.create_repository("race", (tmp_path / "race-ns").as_uri())
+    cat = GravelerCatalog("race", repo)
+    cat.create_namespace(("main", "db"))
+    return cat
+
+
 @pytest.mark.parametrize(("retries", "expected"), [("0", ["conflict", "ok"]), ("4", ["ok", "ok"])])
 def test_racing_commits_on_one_table_one_wins(
-    catalog: GravelerCatalog, retries: str, expected: list[str]
+    any_catalog: GravelerCatalog, retries: str, expected: list[str]
 ):
     """Two writers load the table, both append: one commit lands, the other fails with
     CommitFailedException (the REST catalog's 409) and lands nothing; with pyiceberg's
     commit retries on, the loser reapplies its append on the new state and lands too."""
+    catalog = any_catalog
     props = {"commit.retry.num-retries": retries}
     catalog.create_table("main.db.t", SCHEMA, properties=props).append(rows([0], 1))
     loaded = [catalog.load_table("main.db.t") for _ in range(2)]

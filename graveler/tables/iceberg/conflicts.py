@@ -87,10 +87,12 @@ def check(
     if (snapshot.get("summary") or {}).get("replace-partitions") == "true":
         return
     scope = {f.partition for f in (*mine.added, *mine.removed)}
+    mine_gone = mine.paths("removed")
+    their_removed = (f for f in theirs.removed if f.is_data and f.path not in mine_gone)
     for kind, found in (
         ("ConflictingDataFiles", _in((f for f in theirs.added if f.is_data), scope)),
         ("ConflictingDeleteFiles", _in((f for f in theirs.added if not f.is_data), scope)),
-        ("ConflictingDeletedDataFiles", _in((f for f in theirs.removed if f.is_data), scope)),
+        ("ConflictingDeletedDataFiles", _in(their_removed, scope)),
     ):
         if found:
             what = {
