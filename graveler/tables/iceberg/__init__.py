@@ -12,7 +12,9 @@ one table is then a conflict on its pointer.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 
+from graveler.context import RepoContext
 from graveler.tables.iceberg.names import table_root
 from graveler.tables.port import TableChange, TableMergeContext
 
@@ -32,6 +34,14 @@ class IcebergFormat:
         from graveler.tables.iceberg.merge import merge_table
 
         return merge_table(ctx)
+
+    def missing_files(
+        self, repo: RepoContext, commit_id: str, root: str
+    ) -> Iterator[tuple[str, str]]:
+        """For fsck: files the table's metadata references that the commit lacks."""
+        from graveler.tables.iceberg.check import missing_files
+
+        return missing_files(repo, commit_id, root)
 
 
 FORMAT = IcebergFormat()
