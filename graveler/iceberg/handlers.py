@@ -10,6 +10,8 @@ with pyiceberg's models of the spec (a malformed body is a 400), and the work is
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +19,7 @@ from pydantic import TypeAdapter
 from pyiceberg.catalog.rest import CreateTableRequest, RegisterTableRequest
 from pyiceberg.table import CommitTableRequest
 
-from graveler.errors import InvalidArgument
+from graveler.errors import InvalidArgument, NotFound, TableNotFound
 from graveler.iceberg.errors import RestError
 from graveler.repository import Repository
 from graveler.server.auth import Principal
@@ -56,6 +58,18 @@ class Call:
     def table(self) -> tuple[str, TableName]:
         ref, levels = self.namespace()
         return ref, TableName.of(levels, self.params["table"])
+
+
+@contextmanager
+def table_route() -> Iterator[None]:
+    """On a table's own routes a missing ref or namespace is a missing table (as Iceberg's
+    catalogs answer: clients such as Spark fall back to metadata tables on it)."""
+    try:
+        yield
+    except TableNotFound:
+        raise
+    except NotFound as exc:
+        raise TableNotFound(str(exc)) from exc
 
 
 def split_namespace(parts: list[str]) -> tuple[str, list[str]]:
@@ -161,30 +175,34 @@ def create_table(call: Call) -> Reply:
 
 
 def load_table(call: Call) -> Reply:
-    ref, name = call.table()
-    state = call.catalog.load_table(ref, name)
-    result = TableResult(state.location, state.raw, state.commit_id)
-    return 200, table_body(result, call.table_config)
+    with table_route():
+        ref, name = call.table()
+        state = call.catalog.load_table(ref, name)
+        result = TableResult(state.location, state.raw, state.commit_id)
+        return 200, table_body(result, call.table_config)
 
 
 def table_exists(call: Call) -> Reply:
-    ref, name = call.table()
-    call.catalog.load_table(ref, name)
-    return 204, None
+    with table_route():
+        ref, name = call.table()
+        call.catalog.load_table(ref, name)
+        return 204, None
 
 
 def commit_table(call: Call) -> Reply:
-    ref, name = call.table()
-    request = _commit_request(call.raw)
-    done = call.catalog.commit_table(ref, name, request.requirements, request.updates)
-    return 200, {"metadata-location": done.location, "metadata": json.loads(done.raw)}
+    with table_route():
+        ref, name = call.table()
+        request = _commit_request(call.raw)
+        done = call.catalog.commit_table(ref, name, request.requirements, request.updates)
+        return 200, {"metadata-location": done.location, "metadata": json.loads(done.raw)}
 
 
 def drop_table(call: Call) -> Reply:
-    ref, name = call.table()
-    purge = call.query.get("purgeRequested", "false").lower() == "true"
-    call.catalog.drop_table(ref, name, purge=purge)
-    return 204, None
+    with table_route():
+        ref, name = call.table()
+        purge = call.query.get("purgeRequested", "false").lower() == "true"
+        call.catalog.drop_table(ref, name, purge=purge)
+        return 204, None
 
 
 def register_table(call: Call) -> Reply:
@@ -228,8 +246,9 @@ def commit_transaction(call: Call) -> Reply:
 
 
 def report_metrics(call: Call) -> Reply:
-    call.table()
-    return 204, None
+    with table_route():
+        call.table()
+        return 204, None
 
 
 def _commit_request(raw: bytes) -> Any:

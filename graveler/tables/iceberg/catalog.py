@@ -314,7 +314,6 @@ class IcebergCatalog:
         name, requirements, updates = change
         state = st.read_table(self.repo, head.id, name)
         if state is None and not any(isinstance(r, AssertCreate) for r in requirements):
-            self._require_namespace(head, ref, name.namespace)
             raise TableNotFound(f"table {name} does not exist at {ref!r}")
         if state is None:
             self._check_new_table(head, ref, name)

@@ -100,8 +100,8 @@ def read_table(repo: RepoContext, commit_id: str, name: TableName) -> TableState
 def require_table(repo: RepoContext, at: RefAt, name: TableName) -> TableState:
     state = read_table(repo, at.commit.id, name)
     if state is None:
-        require_namespace(repo, at, name.namespace)
-        raise TableNotFound(f"table {name} does not exist at {at.ref!r}")
+        why = "" if namespace_exists(repo, at.commit.id, name.namespace) else " (no namespace)"
+        raise TableNotFound(f"table {name} does not exist at {at.ref!r}{why}")
     return state
 
 
