@@ -3,7 +3,8 @@
     python -m benchmarks [SUITE ...] [--scale 10k|100k|1m|10m] [--json PATH] [--plot DIR]
 
 Without suites it runs hotpaths, import, lookups, commit, diff, reuse, staging, git and
-scaling at the chosen scale (default 10k). ``hotpaths`` and ``import`` give the headline
+scaling at the chosen scale (default 10k). ``gateway`` (named only) times ``graveler serve``'s
+S3 gateway against the object store and a moto server. ``hotpaths`` and ``import`` give the headline
 table (``--markdown FILE`` writes it; see :mod:`benchmarks.headline`). ``committed``, ``ranges`` and
 ``staged-commit`` are the engine-level suites, ``fsck`` times integrity checks; ``fsspec``,
 ``dagster-io``, ``spark`` and ``spark-tables`` measure those integrations (they take
@@ -68,6 +69,10 @@ ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
     "spark-tables": lambda sizes: importlib.import_module("benchmarks.spark_tables").run(sizes),
     "ui": lambda sizes: importlib.import_module("benchmarks.uipages").run(sizes),
 }
+#: Suites run on demand only (not in the default list): they start servers.
+ON_DEMAND: dict[str, Callable[[Context], Any]] = {
+    "gateway": lambda ctx: importlib.import_module("benchmarks.gateway").run(ctx),
+}
 #: Engine suites whose default sizes are not ``10k,<scale>``.
 DEFAULT_SIZES = {"ui": "1m"}
 
@@ -108,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         "suites",
         nargs="*",
         metavar="SUITE",
-        help="any of: " + ", ".join(sorted(SUITES | ENGINE_SUITES)),
+        help="any of: " + ", ".join(sorted(SUITES | ENGINE_SUITES | ON_DEMAND)),
     )
     parser.add_argument("--scale", default="10k", choices=sorted(SCALES, key=SCALES.get))
     parser.add_argument("--sizes", default=None, help="engine suites: sizes, e.g. 10k,1m")
@@ -123,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     suites = args.suites or list(SUITES)
-    unknown = [s for s in suites if s not in SUITES and s not in ENGINE_SUITES]
+    unknown = [
+        s for s in suites if s not in SUITES and s not in ENGINE_SUITES and s not in ON_DEMAND
+    ]
     if unknown:
         parser.error(f"unknown suite(s) {', '.join(unknown)}")
     if args.dry_run:
@@ -143,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                 results["suites"][name] = ENGINE_SUITES[name](sizes)
             else:
                 print(f"\n=== {name} ({args.scale}) ===  [{machine_state()}]", flush=True)
-                results["suites"][name] = SUITES[name](ctx)
+                results["suites"][name] = {**SUITES, **ON_DEMAND}[name](ctx)
     results["seconds"] = time.perf_counter() - started
     print(f"\nall suites finished in {results['seconds']:.0f} s")
     if args.plot:

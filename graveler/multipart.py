@@ -171,16 +171,43 @@ class Multipart:
         _delete_quietly(self.repo, [p.physical_address for p in parts])
 
 
-def expire_uploads(multipart: Multipart, older_than: timedelta = DEFAULT_EXPIRY) -> int:
-    """Abort the repository's uploads started more than ``older_than`` ago; returns how
-    many."""
-    before = datetime.now(UTC) - older_than
+def expire_uploads(
+    multipart: Multipart,
+    older_than: timedelta = DEFAULT_EXPIRY,
+    *,
+    now: datetime | None = None,
+    dry_run: bool = False,
+) -> int:
+    """Abort (or with ``dry_run`` only count) the repository's uploads started more than
+    ``older_than`` before ``now``; returns how many."""
+    before = (now or datetime.now(UTC)) - older_than
     done = 0
     for upload in multipart.uploads.older_than(multipart.repo.name, before):
+        if dry_run:
+            done += 1
+            continue
         with contextlib.suppress(UploadNotFound):
             multipart.abort(upload.upload_id)
             done += 1
     return done
+
+
+def orphan_parts(multipart: Multipart, cutoff: datetime) -> list[str]:
+    """Part files older than ``cutoff`` whose upload is gone (a worker killed between
+    finishing an upload and deleting its parts leaves them)."""
+    orphans: list[str] = []
+    known: dict[str, bool] = {}
+    for info in multipart.repo.store.list(UPLOADS_PREFIX):
+        upload_id = info.key[len(UPLOADS_PREFIX) :].split("/", 1)[0]
+        if upload_id not in known:
+            try:
+                multipart.uploads.get(upload_id)
+                known[upload_id] = True
+            except NotFound:
+                known[upload_id] = False
+        if not known[upload_id] and info.mtime < cutoff:
+            orphans.append(info.key)
+    return orphans
 
 
 def _chosen_parts(

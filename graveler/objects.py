@@ -158,9 +158,14 @@ class VerifyingReader(io.RawIOBase):
         return self._src.tell()
 
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        chunk = self._src.read(len(buffer))
-        n = len(chunk)
-        buffer[:n] = chunk
+        fill = getattr(self._src, "readinto", None)
+        if fill is not None:  # straight into the caller's buffer (a file: no copy)
+            n = fill(buffer) or 0
+            chunk: bytes | memoryview = memoryview(buffer)[:n]
+        else:
+            chunk = self._src.read(len(buffer))
+            n = len(chunk)
+            buffer[:n] = chunk
         if self._hash is not None:
             self._seen += n
             self._hash.update(chunk)

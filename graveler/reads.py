@@ -102,6 +102,13 @@ def open_entry(repo: RepoContext, entry: ObjectEntry) -> BinaryIO:
     return open_verified(*_located(repo, entry))
 
 
+def open_unverified(repo: RepoContext, entry: ObjectEntry) -> BinaryIO:
+    """The stored bytes of an entry as they are, for a caller that checks their size and
+    SHA-256 itself (the S3 gateway hashes while it sends)."""
+    store, located = _located(repo, entry)
+    return store.open(located.physical_address)
+
+
 def physical_uri(repo: RepoContext, entry: ObjectEntry) -> str:
     """The full URI of ``entry``'s bytes: inside the repository's namespace, or the external
     address of an imported object."""

@@ -7,6 +7,8 @@ from pathlib import Path
 
 JARS_DIR = Path(__file__).resolve().parent.parent / ".jars"
 LIST = Path(__file__).resolve().parent.parent / "scripts" / "jars.txt"
+#: What ``s3a://`` needs on top of the pyspark wheel.
+S3A_JARS = ("hadoop-aws", "bundle", "analyticsaccelerator-s3")
 
 
 def listed() -> dict[str, str]:

@@ -75,6 +75,30 @@ class Served:
         doc = json.loads(self.cli("--json", "credentials", "create", *args).stdout)
         return Key(doc["access_key_id"], doc["secret_access_key"])
 
+    def key(
+        self,
+        *,
+        repositories: tuple[str, ...] | None = None,
+        read_only: bool = False,
+        admin: bool = False,
+    ) -> Key:
+        """A new access key made in this process (what ``credentials create`` does, without
+        the CLI's start-up), for fixtures that need several."""
+        from graveler.client import Graveler
+        from graveler.server.credentials import Credentials, server_key
+
+        with Graveler(self.home, self.database_url) as gv:
+            creds = Credentials(gv.access_keys, server_key(self.home, gv.database_url))
+            new = creds.create(repositories=repositories, read_only=read_only, admin=admin)
+        return Key(new.access_key_id, new.secret_access_key)
+
+    def repository(self, name: str, namespace: str) -> None:
+        """Create repository ``name`` at ``namespace``, in this process."""
+        from graveler.client import Graveler
+
+        with Graveler(self.home, self.database_url) as gv:
+            gv.create_repository(name, namespace)
+
     @property
     def url(self) -> str:
         return str(self.urls["s3"])
@@ -85,8 +109,7 @@ class Served:
         self.process = subprocess.Popen(
             command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        assert self.process.stdout is not None
-        self.urls = self._read_urls(self.process.stdout)
+        self.urls = self._first_document()
         self._wait_ready()
         return self
 
@@ -103,19 +126,20 @@ class Served:
             self.process.kill()
             self.process.wait(timeout=15)
 
-    def _read_urls(self, stdout: Any) -> dict[str, Any]:
-        """The JSON document ``--json`` prints first (indented over several lines)."""
+    def _first_document(self) -> dict[str, Any]:
+        """The JSON document ``serve --json`` prints before serving."""
+        assert self.process is not None and self.process.stdout is not None
         text = ""
         while True:
-            line = stdout.readline()
+            line = self.process.stdout.readline()
             if not line:
-                err = self.process.stderr.read() if self.process and self.process.stderr else ""
+                err = self.process.stderr.read() if self.process.stderr else ""
                 pytest.fail(f"graveler serve did not start: {err[-2000:]}")
             text += line
             try:
                 doc: dict[str, Any] = json.loads(text)
                 return doc
-            except ValueError:
+            except json.JSONDecodeError:
                 continue
 
     def _global(self) -> list[str]:

@@ -40,13 +40,17 @@ BACKEND_ONLY: dict[str, str | tuple[str, ...]] = {
     "boto3": "objectstore/s3.py",
     "botocore": "objectstore/s3.py",
     "rocksdict": "sstable/writer.py",
-    # the web UI's stack (the ``ui`` extra) stays inside graveler/ui/; the Iceberg REST catalog
-    # (graveler/iceberg/, served by ``graveler serve``) routes with Starlette
+    # the web UI's stack (the ``ui`` extra) stays inside graveler/ui/; the server's
+    # (``server`` extra) inside graveler/server/ and graveler/gateway/; the Iceberg REST
+    # catalog (graveler/iceberg/, mounted by ``graveler serve``) routes with Starlette
     "fastapi": "ui/",
     "starlette": ("ui/", "iceberg/"),
     "jinja2": "ui/",
-    "uvicorn": ("ui/", "server/run.py"),  # graveler serve runs on uvicorn too
+    "uvicorn": ("ui/", "server/"),
     "pyarrow": "ui/",
+    "anyio": "gateway/",
+    "cryptography": "server/",
+    "awscrt": "gateway/",
 }
 #: The engine modules that providers may import, besides the top-level ``graveler`` names.
 PUBLIC_MODULES = {

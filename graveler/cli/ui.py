@@ -1,6 +1,8 @@
 """``graveler ui [--host 127.0.0.1] [--port 8765] [--allow-writes]``: the web UI over the
 same client configuration as every other command (``--home``, ``--database-url``, the
-``GRAVELER_*`` / ``AWS_*`` environment).
+``GRAVELER_*`` / ``AWS_*`` environment), behind the same sign-in as ``graveler serve``:
+anonymous visitors read on loopback only, and writes (``--allow-writes``) need a signed-in
+access key that may write.
 
 The web stack (FastAPI, uvicorn, Jinja) is imported only when this command runs, so the
 other commands start as fast without it; it comes with ``pip install graveler[ui]``.
@@ -19,16 +21,16 @@ from graveler.errors import InvalidArgument
 
 def ui(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     try:
-        app_module = importlib.import_module("graveler.ui.app")
         server_module = importlib.import_module("graveler.ui.server")
-        context = importlib.import_module("graveler.ui.context")
+        session = importlib.import_module("graveler.server.session")
+        server_app = importlib.import_module("graveler.server.app")
+        config_module = importlib.import_module("graveler.server.config")
     except ImportError as exc:
         raise InvalidArgument(
             f"the web UI needs the 'ui' extra ({exc.name} is missing): pip install 'graveler[ui]'"
         ) from None
-    options = context.UIOptions(allow_writes=a.allow_writes)
-    hosts = server_module.allowed_hosts(a.host)
-    app = app_module.create_app(gv, options, allowed_hosts=hosts)
+    config = config_module.ServerConfig(host=a.host, port=a.port, ui_writes=a.allow_writes)
+    app = session.signed_in_ui(gv, server_app.authenticator_for(gv), config)
     server = server_module.UIServer(app, a.host, a.port)
     mode = "read-write" if a.allow_writes else "read-only"
     if out.as_json:

@@ -28,6 +28,10 @@ from graveler.server.auth import Authenticator
 
 log = logging.getLogger("graveler.gateway")
 Handler = Callable[[Call], Awaitable[None]]
+SIGV2_ONLY = (
+    "this endpoint takes AWS Signature Version 4 only (boto3: "
+    "Config(signature_version='s3v4'); the aws CLI: s3.signature_version = s3v4)"
+)
 #: How long a repository handle is reused (repositories change rarely).
 REPOSITORY_SECONDS = 5.0
 
@@ -87,6 +91,8 @@ class Gateway:
         request = call.request
         signature = sigv4.parse(request.signed, request.query)
         if signature is None:
+            if "AWSAccessKeyId" in request.query:
+                raise S3Error("AccessDenied", SIGV2_ONLY, 403)
             raise S3Error("AccessDenied", "anonymous access is not allowed: sign requests", 403)
         try:
             principal, secret = self.auth.lookup(signature.access_key_id)

@@ -40,29 +40,35 @@ class ClientGone(Exception):
 
 
 class _Checksum:
-    """A trailing checksum algorithm: its running state and its base64 digest."""
+    """A checksum algorithm of S3's (CRC32, CRC32C, CRC64NVME, SHA-1, SHA-256): its running
+    state and its base64 digest. The CRCs other than CRC32 come from awscrt, which the AWS
+    SDKs use for them too."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self._crc = 0
         self._hash = hashlib.new(name) if name in ("sha1", "sha256") else None
-        if name == "crc32c":
-            import crc32c
+        self._width = 8 if name == "crc64nvme" else 4
+        if name == "crc32":
+            self._fold: Callable[[bytes, int], int] = zlib.crc32
+        elif name in ("crc32c", "crc64nvme"):
+            from awscrt import checksums
 
-            self._crc32c = crc32c.crc32c
-        elif name not in ("crc32", "sha1", "sha256"):
+            self._fold = getattr(checksums, name)
+        elif self._hash is None:
             raise S3Error("InvalidRequest", f"checksum algorithm {name!r} is not supported", 400)
 
     def update(self, data: bytes) -> None:
         if self._hash is not None:
             self._hash.update(data)
-        elif self.name == "crc32":
-            self._crc = zlib.crc32(data, self._crc)
         else:
-            self._crc = self._crc32c(data, self._crc)
+            self._crc = self._fold(data, self._crc)
 
     def digest(self) -> str:
-        raw = self._hash.digest() if self._hash is not None else self._crc.to_bytes(4, "big")
+        if self._hash is not None:
+            raw = self._hash.digest()
+        else:
+            raw = self._crc.to_bytes(self._width, "big")
         return base64.b64encode(raw).decode()
 
 
@@ -88,6 +94,8 @@ class Body:
         #: Checksums to echo in the response (``x-amz-checksum-*`` name -> base64 value).
         self.checksums: dict[str, str] = {}
         self.received = 0
+        #: Whether the whole body came in (else an answer must close the connection).
+        self.complete = False
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The decoded payload, in pieces as they arrive."""
@@ -139,9 +147,11 @@ class Body:
             if message["type"] == "http.disconnect":
                 raise ClientGone()
             data = message.get("body", b"")
+            if not message.get("more_body", False):
+                self.complete = True
             if data:
                 yield data
-            if not message.get("more_body", False):
+            if self.complete:
                 return
 
     async def _raw(self) -> AsyncIterator[bytes]:
@@ -282,7 +292,7 @@ def _declared_checksum(request: S3Request, trailers: list[str]) -> _Checksum | N
     for name in trailers:
         if name.startswith("x-amz-checksum-"):
             return _Checksum(name[len("x-amz-checksum-") :])
-    for name in ("crc32", "crc32c", "sha1", "sha256"):
+    for name in ("crc32", "crc32c", "crc64nvme", "sha1", "sha256"):
         if request.header(f"x-amz-checksum-{name}") is not None:
             return _Checksum(name)
     return None

@@ -36,13 +36,24 @@ class Call:
     repositories: Callable[[str], Repository]
     region: str = "us-east-1"
     started: bool = field(default=False)
+    bodies: list[Body] = field(default_factory=list)
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` on a worker thread (engine calls block)."""
         return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
 
     def body(self) -> Body:
-        return Body(self.receive, self.request, self.verified)
+        body = Body(self.receive, self.request, self.verified)
+        self.bodies.append(body)
+        return body
+
+    def unread_body(self) -> bool:
+        """Whether the request carries a body that was not read to its end: an answer must
+        then close the connection, or the rest of it would be taken for the next request."""
+        if any(b.complete for b in self.bodies):
+            return False
+        length = self.request.header("content-length")
+        return bool(self.request.header("transfer-encoding")) or (length not in (None, "0"))
 
     async def repository(self, *, write: bool = False) -> Repository:
         """The addressed repository, once the caller may read (and ``write``) it;
@@ -112,8 +123,9 @@ class Call:
 
     async def error(self, exc: Exception) -> None:
         failure = from_graveler(exc)
+        headers = {"Connection": "close"} if self.unread_body() else {}
         if self.request.method == "HEAD":  # HEAD answers carry no body
-            await self.respond(failure.status, b"", {"x-amz-error-code": failure.code})
+            await self.respond(failure.status, b"", {"x-amz-error-code": failure.code, **headers})
             return
         document = error_document(
             failure.code,
@@ -122,7 +134,7 @@ class Call:
             self.request.request_id,
             **failure.extra,
         )
-        await self.xml(document, failure.status)
+        await self.xml(document, failure.status, headers)
 
 
 def _header_bytes(value: str) -> bytes:

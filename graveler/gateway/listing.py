@@ -13,7 +13,7 @@ import base64
 import binascii
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from urllib.parse import quote_plus
+from urllib.parse import quote
 
 from graveler.entry import ObjectEntry, etag_of
 from graveler.errors import InvalidKey, InvalidRef, RefNotFound
@@ -48,7 +48,10 @@ async def list_objects(call: Call) -> None:
     repo = await call.repository()
     page = await call.run(list_page, repo, prefix, delimiter, after, max_keys)
     encode = query.get("encoding-type") == "url"
-    body = _v2(call, page, v2_fields(query, page, max_keys)) if v2 else _v1(call, page, max_keys)
+    if v2:
+        body = _v2(call, page, v2_fields(query, page, encode))
+    else:
+        body = _v1(call, page, max_keys, encode)
     await call.xml(
         document(
             "ListBucketResult",
@@ -96,14 +99,14 @@ def _with_key(ref: str, entry: ObjectEntry) -> ObjectEntry:
     return replace(entry, path=f"{ref}/{entry.path}")
 
 
-def v2_fields(query: dict[str, str], page: Page, max_keys: int) -> dict[str, object]:
+def v2_fields(query: dict[str, str], page: Page, encode: bool) -> dict[str, object]:
     fields: dict[str, object] = {"KeyCount": len(page.objects) + len(page.prefixes)}
     if "continuation-token" in query:
         fields["ContinuationToken"] = query["continuation-token"]
     if page.next_after is not None:
         fields["NextContinuationToken"] = _encode_token(page.next_after)
     if "start-after" in query:
-        fields["StartAfter"] = query["start-after"]
+        fields["StartAfter"] = _enc(query["start-after"], encode)
     return fields
 
 
@@ -126,12 +129,12 @@ def _v2(call: Call, page: Page, fields: dict[str, object]) -> list[str]:
     return parts
 
 
-def _v1(call: Call, page: Page, max_keys: int) -> list[str]:
+def _v1(call: Call, page: Page, max_keys: int, encode: bool) -> list[str]:
     query = call.request.query
-    parts = [element("Marker", query.get("marker", "")), element("MaxKeys", max_keys)]
+    parts = [element("Marker", _enc(query.get("marker", ""), encode)), element("MaxKeys", max_keys)]
     parts.append(element("IsTruncated", page.next_after is not None))
     if page.next_after is not None and query.get("delimiter"):
-        parts.append(element("NextMarker", page.next_after))
+        parts.append(element("NextMarker", _enc(page.next_after, encode)))
     return parts
 
 
@@ -154,7 +157,7 @@ def _contents(page: Page, encode: bool) -> list[str]:
 
 
 def _enc(text: str, encode: bool) -> str:
-    return quote_plus(text, safe="/") if encode else text
+    return quote(text, safe="/") if encode else text
 
 
 def _max_keys(text: str | None) -> int:
@@ -170,12 +173,12 @@ def _max_keys(text: str | None) -> int:
 
 
 def _encode_token(after: str) -> str:
-    return base64.urlsafe_b64encode(after.encode()).decode()
+    return base64.b64encode(after.encode(), altchars=b"-_").decode()
 
 
 def _decode_token(token: str) -> str:
     try:
-        return base64.urlsafe_b64decode(token.encode()).decode()
+        return base64.b64decode(token.encode(), altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise S3Error(
             "InvalidArgument", "the continuation token provided is incorrect", 400

@@ -9,9 +9,12 @@ the new path without copying them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import hashlib
 import io
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import BinaryIO
@@ -19,18 +22,21 @@ from urllib.parse import unquote
 
 import anyio.from_thread
 
-from graveler import writes
 from graveler.branches import writable_branch
 from graveler.entry import ObjectEntry, etag_of
-from graveler.errors import BranchNotFound, InvalidRef, ObjectNotFound, RefNotFound
+from graveler.errors import BranchNotFound, CorruptFile, InvalidRef, ObjectNotFound, RefNotFound
 from graveler.gateway import conditions
 from graveler.gateway.body import Body
 from graveler.gateway.call import Call
 from graveler.gateway.errors import S3Error, method_not_allowed, no_such_key
+from graveler.gateway.request import S3Request
 from graveler.gateway.xml import document, element, timestamp
+from graveler.reads import open_unverified
 from graveler.refexpr import parse_ref
 from graveler.repository import Repository
 
+#: What S3 stores for an object sent without a Content-Type.
+DEFAULT_CONTENT_TYPE = "binary/octet-stream"
 #: Bodies up to this size are read whole before one call into the engine.
 SMALL_BODY = 1 << 20
 #: Objects up to this size are read whole (with their stat) in one call.
@@ -79,6 +85,7 @@ def _prepare_read(
     """The entry, a precondition's status (304), the bytes of a small object, the range."""
     request = call.request
     entry = _stat(repo, request.ref, request.path, request.key or "")
+    _check_part_number(request.query.get("partNumber"), entry)
     status = conditions.check_read(request, entry)
     if status is not None:
         return entry, status, None, None
@@ -92,22 +99,77 @@ def _prepare_read(
 async def _read_pieces(
     call: Call, repo: Repository, entry: ObjectEntry, span: tuple[int, int] | None
 ) -> AsyncIterator[bytes]:
-    stream: BinaryIO = await call.run(repo.open_entry, entry)
+    """The object's bytes (or ``span`` of them) in pieces. The next piece is read on a
+    worker thread while the current one is sent; a whole object's pieces are hashed on a
+    thread of their own at the same time, and its last piece is held back until size and
+    SHA-256 are the recorded ones (CorruptFile otherwise: the client never gets a complete
+    object that is not what was written)."""
+    stream: BinaryIO = await call.run(open_unverified, repo, entry)
+    loop = asyncio.get_running_loop()
+    check = None if span is not None else _Digest(entry)
     try:
-        left = entry.size
-        if span is not None:
-            await call.run(stream.seek, span[0])
-            left = span[1] - span[0] + 1
+        first, last = span if span is not None else (0, entry.size - 1)
+        if first:
+            await call.run(stream.seek, first)
+        left = last - first + 1
+        pending = loop.run_in_executor(None, stream.read, min(STREAM_PIECE, left))
         while left > 0:
-            piece = await call.run(stream.read, min(STREAM_PIECE, left))
+            piece = await pending
             if not piece:
-                raise S3Error("InternalError", "the object ended early", 500)
+                raise CorruptFile(f"object {entry.path!r} ended {left} bytes early")
             left -= len(piece)
+            if check is not None:
+                check.add(piece)
+            if left > 0:
+                pending = loop.run_in_executor(None, stream.read, min(STREAM_PIECE, left))
+            elif check is not None:
+                await loop.run_in_executor(None, check.verify)
             yield piece
-        if span is None:  # the verifying stream checks size and SHA-256 at its end
-            await call.run(stream.read, 1)
     finally:
         await call.run(stream.close)
+        if check is not None:
+            check.close()
+
+
+class _Digest:
+    """SHA-256 and size of pieces, hashed in order on a thread of their own."""
+
+    def __init__(self, entry: ObjectEntry) -> None:
+        self._entry = entry
+        self._hash = hashlib.sha256()
+        self._size = 0
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="graveler-get-hash")
+        self._last: Future[None] | None = None
+
+    def add(self, piece: bytes) -> None:
+        self._size += len(piece)
+        self._last = self._pool.submit(self._hash.update, piece)
+
+    def verify(self) -> None:
+        if self._last is not None:
+            self._last.result()
+        entry = self._entry
+        if self._size != entry.size or self._hash.hexdigest() != entry.checksum:
+            raise CorruptFile(
+                f"object {entry.path!r} ({entry.physical_address}) does not match its recorded "
+                "size and SHA-256: the stored object is damaged (run 'graveler fsck "
+                "--verify-objects')"
+            )
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _check_part_number(text: str | None, entry: ObjectEntry) -> None:
+    """``?partNumber=N`` reads part N of a multipart object. Part boundaries are not kept
+    once an upload is assembled, so only part 1 of an object sent in one piece (the whole
+    object) can be served."""
+    if text is None:
+        return
+    if text != "1":
+        raise S3Error("InvalidPartNumber", "the requested part number is not satisfiable", 416)
+    if "-" in etag_of(entry) and not etag_of(entry).endswith("-1"):
+        raise S3Error("NotImplemented", "reading one part of an object assembled from parts", 501)
 
 
 def object_headers(entry: ObjectEntry) -> dict[str, str]:
@@ -154,11 +216,8 @@ async def store_and_stage(call: Call, repo: Repository, body: Body) -> ObjectEnt
     """Read the body into a new object at the request's path and stage it on the branch,
     checking the body's digests (and a conditional PUT's precondition) first."""
     request = call.request
-    content_type = request.header("content-type") or None
-    if content_type == "binary/octet-stream":  # what SDKs send when nobody said
-        content_type = None
     options = {
-        "content_type": content_type,
+        "content_type": content_type_of(request),
         "metadata": request.user_metadata(),
         "condition": conditions.write_condition(request),
         "verify": lambda e: body.check(e.etag, e.checksum),
@@ -169,6 +228,11 @@ async def store_and_stage(call: Call, repo: Repository, body: Body) -> ObjectEnt
         return await call.run(repo.put, request.ref, request.path, data, **options)
     reader = _BodyReader(body)
     return await call.run(repo.put, request.ref, request.path, reader, **options)
+
+
+def content_type_of(request: S3Request) -> str:
+    """The content type to store: the client's, else S3's default."""
+    return request.header("content-type") or DEFAULT_CONTENT_TYPE
 
 
 def writable(repo: Repository, ref: str) -> None:
@@ -265,7 +329,7 @@ def _copied_entry(call: Call, entry: ObjectEntry, replace_metadata: bool) -> Obj
         entry,
         path=request.path,
         mtime=now,
-        content_type=request.header("content-type") or writes.guess_type(request.path),
+        content_type=content_type_of(request),
         metadata=request.user_metadata(),
         etag=etag_of(entry),
     )

@@ -3,13 +3,16 @@ upload part copy), complete, abort, list parts and list uploads."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import BinaryIO
+
 from graveler.gateway import conditions
 from graveler.gateway.call import Call
 from graveler.gateway.errors import S3Error
 from graveler.gateway.listing import OWNER
-from graveler.gateway.objects import SMALL_BODY, _BodyReader, copy_source, writable
+from graveler.gateway.objects import SMALL_BODY, _BodyReader, content_type_of, copy_source, writable
 from graveler.gateway.xml import document, element, group, parse, text_of, timestamp
-from graveler.model import MultipartUpload
+from graveler.model import MultipartUpload, UploadedPart
 from graveler.multipart import Multipart
 from graveler.repository import Repository
 
@@ -22,14 +25,11 @@ async def create_upload(call: Call) -> None:
     await call.run(writable, repo, request.ref)
     if not request.path:
         raise S3Error("InvalidArgument", "a key needs a path after the branch", 400)
-    content_type = request.header("content-type")
-    if content_type == "binary/octet-stream":
-        content_type = None
     upload = await call.run(
         repo.multipart.create,
         request.ref,
         request.path,
-        content_type=content_type,
+        content_type=content_type_of(request),
         metadata=request.user_metadata(),
         initiator=request.caller,
     )
@@ -77,7 +77,7 @@ async def _upload_part_copy(
     conditions.check_read(call.request, entry, prefix="x-amz-copy-source-if-")
     span = conditions.byte_range(call.request.header("x-amz-copy-source-range"), entry.size)
 
-    def copy() -> object:
+    def copy() -> UploadedPart:
         with source_repo.open_entry(entry) as stream:
             if span is None:
                 return multipart.upload_part(upload.upload_id, number, stream)
@@ -89,21 +89,19 @@ async def _upload_part_copy(
     part = await call.run(copy)
     result = document(
         "CopyPartResult",
-        [element("LastModified", timestamp(part.created)), element("ETag", f'"{part.md5}"')],  # type: ignore[attr-defined]
+        [element("LastModified", timestamp(part.created)), element("ETag", f'"{part.md5}"')],
     )
     await call.xml(result)
 
 
-def _limited(stream: object, length: int) -> list[bytes]:
-    pieces = []
-    read = stream.read  # type: ignore[attr-defined]
+def _limited(stream: BinaryIO, length: int) -> Iterator[bytes]:
+    """The next ``length`` bytes of ``stream``, piece by piece (streamed, never slurped)."""
     while length > 0:
-        piece = read(min(length, 1 << 20))
+        piece = stream.read(min(length, 1 << 20))
         if not piece:
-            break
-        pieces.append(piece)
+            return
         length -= len(piece)
-    return pieces
+        yield piece
 
 
 async def complete_upload(call: Call) -> None:

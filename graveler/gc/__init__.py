@@ -4,7 +4,8 @@
 * :mod:`graveler.gc.mark` -- reading tree files straight from the namespace (executor-safe);
 * :mod:`graveler.gc.plan` -- the shared plan and the one definition of garbage;
 * :mod:`graveler.gc.collect` -- the single-process implementation;
-* :mod:`graveler.gc.ledger` -- the record of expired commits that fsck reads.
+* :mod:`graveler.gc.ledger` -- the record of expired commits that fsck reads;
+* :mod:`graveler.gc.uploads` -- multipart uploads left unfinished, and their parts.
 
 The Spark implementation lives in the ``graveler_spark`` provider (``graveler gc --spark``).
 The names below are the public GC API, building blocks included, so that a distributed
@@ -26,6 +27,7 @@ from graveler.gc.plan import (
     prepare,
 )
 from graveler.gc.rules import DEFAULT_RETENTION_DAYS, RetentionRules, retained_commits
+from graveler.gc.uploads import clean_uploads
 
 __all__ = [
     "DEFAULT_GRACE",
@@ -37,6 +39,7 @@ __all__ = [
     "Marks",
     "Progress",
     "RetentionRules",
+    "clean_uploads",
     "collect_garbage",
     "expired_commits",
     "is_garbage",

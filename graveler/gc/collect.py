@@ -27,6 +27,7 @@ from graveler.gc.plan import (
     prepare,
 )
 from graveler.gc.rules import RetentionRules
+from graveler.gc.uploads import clean_uploads
 from graveler.namespaces import refuse_nested_listing
 from graveler.objects import DATA_PREFIX
 from graveler.objectstore.port import ObjectInfo, ObjectStore
@@ -52,7 +53,8 @@ def collect_garbage(
     plan = prepare(repo, rules, grace=grace, now=now)
     marks = mark(repo.store, plan, progress)
     listing = list_collectable(repo.store, progress)
-    return finish(repo.store, plan, marks, listing, dry_run=dry_run, progress=progress)
+    done = finish(repo.store, plan, marks, listing, dry_run=dry_run, progress=progress)
+    return clean_uploads(repo, done, grace=grace, now=plan.now)
 
 
 def mark(store: ObjectStore, plan: GCPlan, progress: Progress = no_progress) -> Marks:

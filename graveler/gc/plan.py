@@ -84,6 +84,10 @@ class GCReport:
     in_grace: int
     selected: tuple[ObjectInfo, ...]
     deleted: int
+    #: Multipart uploads aborted for being older than the expiry (counted in a dry run).
+    uploads_expired: int = 0
+    #: Part files of uploads that no longer exist, deleted (or found, in a dry run).
+    orphan_parts: int = 0
 
     @property
     def selected_bytes(self) -> int:
@@ -103,6 +107,8 @@ class GCReport:
             "selected": [o.key for o in self.selected],
             "selected_bytes": self.selected_bytes,
             "deleted": self.deleted,
+            "uploads_expired": self.uploads_expired,
+            "orphan_parts": self.orphan_parts,
         }
 
 

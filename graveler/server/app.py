@@ -27,6 +27,8 @@ ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 ICEBERG_PREFIX = "/iceberg/api"
 #: The module that provides the Iceberg REST catalog (``create_app(client, authenticator)``).
 ICEBERG_MODULE = "graveler.iceberg.rest"
+#: User agents of S3 clients (an unsigned request from one gets S3's AccessDenied, not a page).
+_S3_AGENTS = (b"boto3", b"botocore", b"aws-cli", b"aws-sdk", b"aws-crt", b"s3fs", b"hadoop")
 _S3_QUERY = {
     "list-type",
     "uploads",
@@ -38,6 +40,7 @@ _S3_QUERY = {
     "X-Amz-Algorithm",
     "X-Amz-Credential",
     "X-Amz-Signature",
+    "AWSAccessKeyId",
 }
 
 
@@ -85,6 +88,8 @@ def is_s3(scope: dict[str, Any], domain: str | None) -> bool:
         if name == b"authorization" and value[:4] in (b"AWS4", b"AWS "):
             return True
         if name.startswith(b"x-amz-"):
+            return True
+        if name == b"user-agent" and value.lower().startswith(_S3_AGENTS):
             return True
         if domain and name == b"host" and value.split(b":")[0].endswith(b"." + domain.encode()):
             return True

@@ -71,9 +71,15 @@ class Authenticator:
 
     def __init__(self, credentials: Credentials, server_key: bytes) -> None:
         self._credentials = credentials
-        self._token_key = hmac.new(server_key, b"graveler-tokens", hashlib.sha256).digest()
+        self._server_key = server_key
+        self._token_key = self.derived_key("graveler-tokens")
         self._cache: dict[str, tuple[float, Principal, str]] = {}
         self._lock = threading.Lock()
+
+    def derived_key(self, purpose: str) -> bytes:
+        """A key for ``purpose`` derived from the server's key: the same on every worker and
+        replica of a deployment."""
+        return hmac.new(self._server_key, purpose.encode(), hashlib.sha256).digest()
 
     def lookup(self, access_key_id: str) -> tuple[Principal, str]:
         """The principal of ``access_key_id`` and its secret; AuthenticationFailed when there

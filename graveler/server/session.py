@@ -34,7 +34,9 @@ _OPEN = ("/sign-in", "/static/")
 
 
 def signed_in_ui(client: Graveler, auth: Authenticator, config: ServerConfig) -> Any:
-    options = UIOptions(allow_writes=config.ui_writes, sign_in=True)
+    options = UIOptions(
+        allow_writes=config.ui_writes, sign_in=True, csrf_secret=auth.derived_key("ui-csrf")
+    )
     ui = create_app(client, options, allowed_hosts=allowed_hosts(config.host))
     return SessionGate(ui, auth, require_sign_in=not is_loopback(config.host))
 

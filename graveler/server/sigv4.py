@@ -115,12 +115,15 @@ def verify(
             "AuthorizationHeaderMalformed", f"credential scope names service {signature.service!r}"
         )
     _check_time(signature, now or datetime.now(UTC))
-    canonical = canonical_request(request, signature)
-    digest = hashlib.sha256(canonical.encode()).hexdigest()
-    to_sign = f"{ALGORITHM}\n{signature.amz_date}\n{signature.scope}\n{digest}"
     key = signing_key(secret, signature.scope_date, signature.region, signature.service)
-    expected = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, signature.signature.lower()):
+    given = signature.signature.lower()
+    matched = False
+    for canonical in canonical_requests(request, signature):
+        digest = hashlib.sha256(canonical.encode()).hexdigest()
+        to_sign = f"{ALGORITHM}\n{signature.amz_date}\n{signature.scope}\n{digest}"
+        expected = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+        matched |= hmac.compare_digest(expected, given)
+    if not matched:
         raise SignatureError(
             "SignatureDoesNotMatch",
             "the request signature we calculated does not match the signature you provided",
@@ -137,33 +140,40 @@ def signing_key(secret: str, date: str, region: str, service: str) -> bytes:
     return _hmac(key, "aws4_request")
 
 
-def canonical_request(request: Request, signature: Signature) -> str:
+def canonical_requests(request: Request, signature: Signature) -> list[str]:
+    """The canonical requests a client may have signed: path and query as sent (what
+    botocore signs for S3: it does not encode them again), and both re-encoded with AWS's
+    rules (what SDKs that build the canonical form themselves sign)."""
     headers = "".join(
         f"{name}:{_header_value(request, name)}\n" for name in signature.signed_headers
     )
-    return "\n".join(
-        [
-            request.method,
-            canonical_uri(request.raw_path),
-            canonical_query(request.query_string, signature.presigned),
-            headers,
-            ";".join(signature.signed_headers),
-            signature.payload_hash,
-        ]
-    )
+    tail = [headers, ";".join(signature.signed_headers), signature.payload_hash]
+    forms: list[str] = []
+    for normalise in (False, True):
+        uri = canonical_uri(request.raw_path, normalise)
+        query = canonical_query(request.query_string, signature.presigned, normalise)
+        form = "\n".join([request.method, uri, query, *tail])
+        if form not in forms:
+            forms.append(form)
+    return forms
 
 
-def canonical_uri(raw_path: bytes) -> str:
+def canonical_uri(raw_path: bytes, normalise: bool = True) -> str:
+    if not normalise:
+        return raw_path.decode("latin-1") or "/"
     return quote(unquote_to_bytes(raw_path), safe="/~") or "/"
 
 
-def canonical_query(query_string: bytes, presigned: bool) -> str:
+def canonical_query(query_string: bytes, presigned: bool, normalise: bool = True) -> str:
     pairs = []
     for part in query_string.split(b"&"):
         if not part:
             continue
         name, _, value = part.partition(b"=")
-        pairs.append((_encode(unquote_to_bytes(name)), _encode(unquote_to_bytes(value))))
+        if normalise:
+            pairs.append((_encode(unquote_to_bytes(name)), _encode(unquote_to_bytes(value))))
+        else:
+            pairs.append((name.decode("latin-1"), value.decode("latin-1")))
     if presigned:
         pairs = [(n, v) for n, v in pairs if n != "X-Amz-Signature"]
     return "&".join(f"{n}={v}" for n, v in sorted(pairs))
@@ -190,7 +200,8 @@ def _from_header(request: Request, header: str) -> Signature:
     if algorithm != ALGORITHM:
         raise SignatureError(
             "AccessDenied" if algorithm == "AWS" else "AuthorizationHeaderMalformed",
-            f"unsupported authorization {algorithm!r:.40}: use AWS Signature Version 4",
+            f"unsupported authorization {algorithm!r:.40}: this endpoint takes AWS Signature "
+            "Version 4 only (boto3: Config(signature_version='s3v4'))",
             400 if algorithm != "AWS" else 403,
         )
     fields = {}
@@ -273,7 +284,7 @@ def _check_time(signature: Signature, now: datetime) -> None:
         raise SignatureError("AccessDenied", f"malformed date {signature.amz_date!r:.40}") from None
     if signature.presigned:
         if now > when + timedelta(seconds=signature.expires):
-            raise SignatureError("AccessDenied", "request has expired")
+            raise SignatureError("AccessDenied", "Request has expired")
         if when - now > MAX_SKEW:
             raise SignatureError("AccessDenied", "request is not valid yet")
     elif abs(now - when) > MAX_SKEW:

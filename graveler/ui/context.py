@@ -40,6 +40,9 @@ class UIOptions:
     #: serve`` and ``graveler ui``: the principal is put in the request scope under
     #: ``graveler.principal`` by :mod:`graveler.server.session`).
     sign_in: bool = False
+    #: The key of the write forms' CSRF tokens; servers with several workers must share one
+    #: (``graveler serve`` derives it from its server key). None: random, per process.
+    csrf_secret: bytes | None = None
     title: str = "graveler"
     page_size: int = PAGE_SIZE
     log_page_size: int = LOG_PAGE_SIZE
@@ -57,7 +60,7 @@ class UI:
         self._lock = threading.Lock()
         self.options = options
         self.env = make_environment()
-        self.csrf = Csrf()
+        self.csrf = Csrf(options.csrf_secret)
         self.summaries = SummaryCache()
 
     @property

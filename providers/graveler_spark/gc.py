@@ -34,6 +34,7 @@ from graveler.gc import (
     GCReport,
     Progress,
     RetentionRules,
+    clean_uploads,
     list_collectable,
     metarange_range_ids,
     no_progress,
@@ -79,7 +80,8 @@ def collect_garbage_spark(
         record_expired(repo.store, plan.expired)  # for fsck, before anything goes
         _sweep(spark, plan.namespace, options, [o.key for o in selected])
         progress("sweep", len(selected), len(selected))
-    return _report(plan, marks, listing, selected, dry_run)
+    done = _report(plan, marks, listing, selected, dry_run)
+    return clean_uploads(repo, done, grace=grace, now=plan.now)
 
 
 def _report(

@@ -33,7 +33,7 @@ def test_partitioned_copy_into_a_new_directory(tmp_path: Path) -> None:
         # A second COPY into the same directory is refused and changes nothing. DuckDB 2.0
         # says "not empty", as on a local disk; DuckDB 1.5 (pinned for its PyPI extensions)
         # joins the directory to the full names fsspec lists and fails on that path instead.
-        with pytest.raises(duckdb.Error, match="not empty|no object or directory"):
+        with pytest.raises(duckdb.Error, match=r"not empty|no object or directory"):
             con.execute(COPY + "(FORMAT parquet, PARTITION_BY (p))")
         assert sorted(e.path for e in repo.iter_objects("main", "etl/out/")) == written
         con.close()

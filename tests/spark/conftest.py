@@ -18,6 +18,7 @@ import pytest
 
 from graveler.client import Graveler
 from graveler.repository import Repository
+from tests.jars import S3A_JARS, jar_paths
 from tests.objectstore.conftest import aws_env, moto_endpoint, s3_bucket, s3_client
 
 # The object store suite's loopback moto server, for the S3 data source test.
@@ -38,12 +39,15 @@ def spark() -> Iterator[object]:
 
     jar = shim_jar()
     assert jar is not None, "the JVM shim is not built: run `make shim` (make venv does)"
+    # s3a:// for the S3 gateway's tests (test_s3a.py): on the class path from the start, as
+    # one JVM serves the whole package.
+    jars = ",".join([jar, *jar_paths(*S3A_JARS)])
     # fresh: a session left by other tests (e.g. the Dagster example's) was built without
     # this checkout on the workers' path. register=False: the format must find itself.
     session = spark_session(
         "local[2]",
         app_name="graveler-tests",
-        config={**LOCAL_CONFIG, "spark.jars": jar},
+        config={**LOCAL_CONFIG, "spark.jars": jars},
         python=sys.executable,
         pythonpath=[str(ROOT), str(ROOT / "providers")],
         register=False,

@@ -1,0 +1,163 @@
+"""The S3 gateway suite: ``graveler serve`` against the object store it writes to, and the
+same calls against a moto server, in one run.
+
+* 64 MiB objects: PUT and GET throughput through the gateway (one worker) beside the same
+  bytes written to and read from the repository's object store directly
+  (``LocalObjectStore.put`` / ``get``, flushed as the gateway flushes); targets GET >= 0.7x
+  and PUT >= 0.5x of direct;
+* 4 KiB objects: PUTs and GETs per second (targets 400 and 1,500 per worker), with one and
+  two workers;
+* a LIST of 10,000 keys (ten pages of 1,000).
+
+Each figure is the median of its rounds. See :mod:`benchmarks.s3load` for the two clients
+(boto3, and presigned requests over kept-alive connections).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from benchmarks.lake import Context
+from benchmarks.report import table
+from benchmarks.s3load import (
+    Endpoint,
+    graveler_endpoint,
+    lean_load,
+    moto_endpoint,
+    rate,
+    seconds,
+)
+from graveler.objectstore.local import LocalObjectStore
+
+BIG = 64 << 20
+SMALL = 4 << 10
+SMALL_KEYS = 10_000
+GETS = 4_000
+THREADS = 4
+ROUNDS = 3
+
+
+def run(ctx: Context) -> dict[str, Any]:
+    home = ctx.fresh_dir("gateway") / "home"
+    out: dict[str, Any] = {}
+    with graveler_endpoint(home, 1) as gv, moto_endpoint() as moto:
+        store = LocalObjectStore(str(home / "ns"))
+        out["big"] = {gv.name: big_objects(gv), "moto": big_objects(moto), "direct": direct(store)}
+        out["small"] = {gv.name: small_objects(gv, "w1"), "moto": small_objects(moto, "w1")}
+        out["list"] = {gv.name: list_all(gv, "w1/"), "moto": list_all(moto, "w1/")}
+    with graveler_endpoint(home, 2) as gv2:
+        out["small"][gv2.name] = small_objects(gv2, "w2")
+    _print(out)
+    return out
+
+
+def big_objects(endpoint: Endpoint) -> dict[str, float]:
+    data = os.urandom(BIG)
+    client = endpoint.boto()
+    rows: dict[str, list[float]] = {
+        "lean PUT": [],
+        "lean GET": [],
+        "boto3 PUT": [],
+        "boto3 GET": [],
+    }
+    for n in range(ROUNDS):
+        key, other = f"main/big/{n}", f"main/big/boto-{n}"
+        put = endpoint.presigned(client, "PUT", [key])
+        rows["lean PUT"].append(_mbps(partial(lean_load, endpoint, "PUT", put, data, 1)))
+        get = endpoint.presigned(client, "GET", [key])
+        rows["lean GET"].append(_mbps(partial(lean_load, endpoint, "GET", get, b"", 1)))
+        rows["boto3 PUT"].append(
+            _mbps(partial(client.put_object, Bucket=endpoint.bucket, Key=other, Body=data))
+        )
+        rows["boto3 GET"].append(_mbps(partial(_boto_get, client, endpoint.bucket, other)))
+    return {name: statistics.median(values) for name, values in rows.items()}
+
+
+def _boto_get(client: Any, bucket: str, key: str) -> bytes:
+    return bytes(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+
+
+def _mbps(call: Callable[[], Any]) -> float:
+    return BIG / 1e6 / seconds(call)
+
+
+def direct(store: LocalObjectStore) -> dict[str, float]:
+    data = os.urandom(BIG)
+    puts, gets = [], []
+    for n in range(ROUNDS):
+        puts.append(_mbps(partial(store.put, f"bench/direct-{n}", data)))
+        gets.append(_mbps(partial(store.get, f"bench/direct-{n}")))
+    for n in range(ROUNDS):
+        store.delete(f"bench/direct-{n}")
+    return {"PUT": statistics.median(puts), "GET": statistics.median(gets)}
+
+
+def small_objects(endpoint: Endpoint, prefix: str) -> dict[str, float]:
+    client = endpoint.boto()
+    body = os.urandom(SMALL)
+    keys = [f"main/{prefix}/{i:05d}" for i in range(SMALL_KEYS)]
+    puts = endpoint.presigned(client, "PUT", keys)
+    gets = endpoint.presigned(client, "GET", [keys[(i * 7919) % SMALL_KEYS] for i in range(GETS)])
+    put_rate = lean_load(endpoint, "PUT", puts, body, THREADS)
+    get_rate = lean_load(endpoint, "GET", gets, b"", THREADS)
+    boto_put = rate(
+        300,
+        lambda i: client.put_object(Bucket=endpoint.bucket, Key=f"main/{prefix}-b/{i}", Body=body),
+    )
+    boto_get = rate(
+        600, lambda i: client.get_object(Bucket=endpoint.bucket, Key=keys[i])["Body"].read()
+    )
+    return {
+        "lean PUT/s": put_rate,
+        "lean GET/s": get_rate,
+        "boto3 PUT/s": boto_put,
+        "boto3 GET/s": boto_get,
+    }
+
+
+def list_all(endpoint: Endpoint, prefix: str) -> dict[str, float]:
+    client = endpoint.boto()
+
+    def listing() -> int:
+        pages = client.get_paginator("list_objects_v2").paginate(
+            Bucket=endpoint.bucket, Prefix=f"main/{prefix}"
+        )
+        return sum(len(p.get("Contents", [])) for p in pages)
+
+    assert listing() == SMALL_KEYS
+    return {"seconds": statistics.median(seconds(listing) for _ in range(ROUNDS))}
+
+
+def _print(out: dict[str, Any]) -> None:
+    gv = next(k for k in out["big"] if k.startswith("graveler"))
+    big, direct_ = out["big"], out["big"]["direct"]
+    table(
+        "64 MiB objects, MB/s (median of 3)",
+        ["client", "graveler", "direct store", "ratio", "moto"],
+        [
+            [
+                op,
+                big[gv][op],
+                direct_[op.split()[1]],
+                big[gv][op] / direct_[op.split()[1]],
+                big["moto"][op],
+            ]
+            for op in ("lean PUT", "lean GET", "boto3 PUT", "boto3 GET")
+        ],
+    )
+    small = out["small"]
+    names = list(small)
+    table(
+        f"4 KiB objects, calls/s ({THREADS} threads for the lean client)",
+        ["call", *names],
+        [[op, *(small[n][op] for n in names)] for op in small[names[0]]],
+    )
+    table(
+        f"LIST of {SMALL_KEYS:,} keys (boto3 paginator), seconds",
+        ["endpoint", "seconds"],
+        [[n, v["seconds"]] for n, v in out["list"].items()],
+    )
