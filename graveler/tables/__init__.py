@@ -10,7 +10,8 @@ first (:func:`graveler.tables.merge.plan_table_merges`):
   merged state (new metadata objects written to the namespace, staged in the merge commit)
   or raises :class:`graveler.errors.TableConflict`, naming the table and the reason;
 * the ``dest-wins`` / ``source-wins`` strategies take such a table whole from one side,
-  never a mix of its files.
+  never a mix of its files; a format whose ``merge_before_strategy`` is True (Iceberg) is
+  merged by its own rules first and taken whole from the winning side only on a conflict.
 
 The port every format implements is :class:`graveler.tables.port.TableFormat`; the formats
 this build knows are listed in :mod:`graveler.tables.registry`.

@@ -8,7 +8,9 @@ the table, not the table). For each such table the merged contents come from:
 * no strategy: the table's format (:meth:`graveler.tables.port.TableFormat.merge`), which
   replays one side's table commits over the other's or raises TableConflict;
 * ``source-wins``: the source's table, whole;
-* ``dest-wins``: the destination's table, whole.
+* ``dest-wins``: the destination's table, whole;
+* with a strategy, for a format that sets :data:`STRATEGY_FIRST`: the format's merge, and
+  the winner's table whole only when the format raises TableConflict.
 
 The answer is a :class:`graveler.committed.merge.PrefixOverride` for the tree merge: the
 tables' prefixes and the changes to apply under them.
@@ -21,10 +23,17 @@ from collections.abc import Iterable
 from graveler.committed.apply import Change
 from graveler.committed.merge import MergeStrategy, PrefixOverride
 from graveler.context import RepoContext
+from graveler.errors import TableConflict
 from graveler.model import Commit
 from graveler.tables import registry
 from graveler.tables.port import TableChange, TableFormat, TableMergeContext
 from graveler.validate import prefix_key
+
+#: A format attribute: True when a merge with a strategy should still merge the table by
+#: the format's rules first, taking the whole table from the winning side only when they
+#: refuse (as a file-level strategy decides conflicting keys only). Formats without it get
+#: the whole table from the winning side straight away.
+STRATEGY_FIRST = "merge_before_strategy"
 
 
 def plan_table_merges(
@@ -52,23 +61,27 @@ def plan_table_merges(
         return None
     changes: list[Change] = []
     for root, fmt in sorted(both.items()):
-        if strategy is MergeStrategy.DEST_WINS:
-            continue
+        logical = strategy is MergeStrategy.NONE or getattr(fmt, STRATEGY_FIRST, False)
+        if logical:
+            ctx = TableMergeContext(
+                repo,
+                fmt.name,
+                root,
+                base.id if base else None,
+                source.id,
+                dest.id,
+                source_ref,
+                dest_ref,
+            )
+            try:
+                changes.extend(_as_changes(root, fmt.merge(ctx)))
+                continue
+            except TableConflict:
+                if strategy is MergeStrategy.NONE:
+                    raise
         if strategy is MergeStrategy.SOURCE_WINS:
             found = repo.committed.diff(dest.metarange_id, source.metarange_id, prefix_key(root))
             changes.extend(Change(d.key, d.right) for d in found)
-            continue
-        ctx = TableMergeContext(
-            repo,
-            fmt.name,
-            root,
-            base.id if base else None,
-            source.id,
-            dest.id,
-            source_ref,
-            dest_ref,
-        )
-        changes.extend(_as_changes(root, fmt.merge(ctx)))
     prefixes = tuple(sorted(prefix_key(root) for root in both))
     return PrefixOverride(prefixes, tuple(sorted(changes, key=lambda c: c.key)))
 

@@ -210,3 +210,15 @@ def test_a_run_branch_merged_twice(catalog: GravelerCatalog, repo: Repository):
         (20, 1, "x"),
         (21, 3, "x"),
     ]
+
+
+@pytest.mark.parametrize("strategy", ["source-wins", "dest-wins"])
+def test_strategies_merge_by_iceberg_rules_first(
+    catalog: GravelerCatalog, repo: Repository, strategy: str
+):
+    """A strategy decides a table only when Iceberg's rules refuse the merge: appends on
+    both sides still both land (as a file-level strategy decides conflicting keys only)."""
+    table(catalog, "run").append(rows([10], 2))
+    table(catalog, "main").append(rows([20], 1))
+    repo.merge("run", "main", strategy=strategy)
+    assert content(table(catalog)) == [(1, 1, "x"), (2, 1, "x"), (10, 2, "x"), (20, 1, "x")]

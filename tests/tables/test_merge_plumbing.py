@@ -144,3 +144,21 @@ def test_without_a_format_both_sides_conflict_on_files(forked: Repository):
         forked.merge("run", "main")
     assert not isinstance(caught.value, TableConflict)
     assert caught.value.keys == [f"t/{LOG}1.json"]
+
+
+@pytest.mark.parametrize(("rows", "winner"), [(["s"], None), (["conflict"], "s")])
+def test_a_format_may_merge_before_the_strategy_decides(
+    forked: Repository, toy: ToyFormat, rows: list[str], winner: str | None
+):
+    """With ``merge_before_strategy`` set, a strategy merges the table by the format first and
+    takes it whole from the winner only when the format refuses."""
+    toy.merge_before_strategy = True  # type: ignore[attr-defined]
+    _append(forked, "run", "t", rows, "part-s")
+    _append(forked, "main", "t", ["conflict"], "part-d")
+    forked.merge("run", "main", strategy="source-wins")
+    assert toy.merged == ["t/"]
+    files = {e.path for e in forked.iter_objects("main", prefix="t/")}
+    if winner is None:  # merged by the format: both sides' files
+        assert {"t/part-s", "t/part-d"} <= files
+    else:  # the format refused: the source's table, whole
+        assert "t/part-s" in files and "t/part-d" not in files

@@ -26,6 +26,9 @@ class IcebergFormat:
     """The Iceberg table format of the merge's table layer."""
 
     name = "iceberg"
+    #: With a merge strategy, replay first; take the winner's table whole only on a conflict
+    #: (:data:`graveler.tables.merge.STRATEGY_FIRST`): concurrent appends both land.
+    merge_before_strategy = True
 
     def table_root(self, path: str) -> str | None:
         return table_root(path)
