@@ -59,6 +59,7 @@ PUBLIC_MODULES = {
     "graveler.errors",
     "graveler.extras",
     "graveler.gc",
+    "graveler.iceberg",
     "graveler.objectstore",
     "graveler.runs",
     "graveler.ui",

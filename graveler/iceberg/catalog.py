@@ -18,7 +18,7 @@ the usual ``s3.*`` properties.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +55,8 @@ if TYPE_CHECKING:
 
 class GravelerCatalog(MetastoreCatalog):
     """pyiceberg's Catalog for the Iceberg tables of ``repository`` (see the module
-    docstring). ``committer`` names the commits; ``properties`` configure pyiceberg (FileIO
+    docstring). ``committer`` names the commits; ``labels`` are user metadata recorded on
+    them and on the tables' pointer entries; ``properties`` configure pyiceberg (FileIO
     settings such as ``s3.endpoint``)."""
 
     def __init__(
@@ -64,11 +65,12 @@ class GravelerCatalog(MetastoreCatalog):
         repository: Repository,
         *,
         committer: str | None = None,
+        labels: Mapping[str, str] | None = None,
         **properties: str,
     ) -> None:
         super().__init__(name, **properties)
         self.repository = repository
-        self.engine = IcebergCatalog(repository, committer=committer)
+        self.engine = IcebergCatalog(repository, committer=committer, labels=labels)
 
     # --- tables ---------------------------------------------------------------------------------
 

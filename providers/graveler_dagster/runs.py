@@ -109,7 +109,6 @@ def open_run_branch(
     return repo, branch
 
 
-
 def read_ref(gv: GravelerResource, repo: Repository, path: str, lineage: Sequence[str]) -> str:
     """Where to read ``path`` from: the run branch if an object there was written by a run of
     ``lineage``, else the target branch."""

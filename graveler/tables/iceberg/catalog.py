@@ -45,6 +45,7 @@ from graveler.tables.iceberg.commit import (
 )
 from graveler.tables.iceberg.fileio import NamespaceIO
 from graveler.tables.iceberg.names import (
+    POINTER,
     TableName,
     check_levels,
     location_address,
@@ -70,11 +71,23 @@ TableChangeRequest = tuple[TableName, Sequence[Any], Sequence[Any]]
 
 class IcebergCatalog:
     """The Iceberg namespaces and tables of ``repo`` (see the module docstring);
-    ``committer`` names the commits it makes."""
+    ``committer`` names the commits it makes; ``labels`` (user metadata) are recorded on
+    those commits and on the pointer entries it writes (an orchestrator names the run that
+    wrote a table with them)."""
 
-    def __init__(self, repo: RepoContext, *, committer: str | None = None) -> None:
+    def __init__(
+        self,
+        repo: RepoContext,
+        *,
+        committer: str | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> None:
         self.repo = repo
         self.committer = committer
+        self.labels = validate.metadata(labels)
+        #: The commit the last change through this catalog made (or found, when it changed
+        #: nothing), for callers that record which version they wrote.
+        self.last_commit: str | None = None
         self.storage = repo.info.storage_namespace
 
     def io(self) -> NamespaceIO:
@@ -338,7 +351,19 @@ class IcebergCatalog:
         return TableResult(result.location, result.raw, commit.id)
 
     def _commit(self, branch: str, build: Any) -> tuple[Commit, Edit]:
-        return commit_on_branch(self.repo, branch, build, committer=self.committer)
+        def labelled(head: Commit) -> Edit:
+            edit: Edit = build(head)
+            if self.labels:
+                edit.metadata = {**self.labels, **edit.metadata}
+                for key, entry in edit.changes.items():
+                    if entry is not None and key.endswith("/" + POINTER):
+                        metadata = {**entry.metadata, **self.labels}
+                        edit.changes[key] = replace(entry, metadata=metadata)
+            return edit
+
+        done = commit_on_branch(self.repo, branch, labelled, committer=self.committer)
+        self.last_commit = done[0].id
+        return done
 
     def _new_namespace(self, levels: Sequence[str]) -> tuple[str, ...]:
         path = check_levels(tuple(levels))
