@@ -149,15 +149,25 @@ def test_concurrent_runs_appending_both_land(
 def test_concurrent_overwrites_of_one_table_conflict(
     resource: GravelerResource, instance: dg.DagsterInstance
 ) -> None:
+    """Two runs replacing one table: with the runs' strategy tag "none" the second
+    publication is refused by Iceberg's rules, its branch kept and its materialization
+    restated as main's version. (With source-wins it would replace the table whole.)"""
     publish(resource, instance, materialize([orders], instance, resource), None)
-    runs = [materialize([orders], instance, resource) for _ in range(2)]
-    publish(resource, instance, runs[0], None)
-    head = resource.get_repository().resolve("main").commit.id
+    tags = {"graveler/merge_strategy": "none"}
+    runs = [materialize([orders], instance, resource, tags=tags) for _ in range(2)]
+    publish(resource, instance, runs[0], "source-wins")
+    repo = resource.get_repository()
+    head = repo.resolve("main").commit.id
     with pytest.raises(TableConflict):
-        publish(resource, instance, runs[1], None)
-    assert resource.get_repository().resolve("main").commit.id == head
-    tags = instance.get_run_by_id(runs[1].run_id).tags  # type: ignore[union-attr]
-    assert tags["graveler/merge"] == "failed"
+        publish(resource, instance, runs[1], "source-wins")
+    assert repo.resolve("main").commit.id == head
+    refused = instance.get_run_by_id(runs[1].run_id)
+    assert refused is not None and refused.tags["graveler/merge"] == "failed"
+    assert repo.branch_exists(resource.run_branch_name(runs[1].run_id))
+    latest = instance.get_latest_materialization_event(dg.AssetKey("orders"))
+    assert latest is not None and latest.run_id == ""  # restated: main's version
+    restated = latest.asset_materialization.metadata["graveler/uri"].value  # type: ignore[union-attr]
+    assert head in restated
 
 
 def test_schema_evolution_adds_columns(
