@@ -4,9 +4,11 @@
 
 Without suites it runs hotpaths, import, lookups, commit, diff, reuse, staging, git and
 scaling at the chosen scale (default 10k). ``gateway`` (named only) times ``graveler serve``'s
-S3 gateway against the object store and a moto server. ``hotpaths`` and ``import`` give the headline
-table (``--markdown FILE`` writes it; see :mod:`benchmarks.headline`). ``committed``, ``ranges`` and
-``staged-commit`` are the engine-level suites, ``fsck`` times integrity checks; ``fsspec``,
+S3 gateway against the object store and a moto server; ``iceberg`` (named only) its Iceberg
+REST catalog against pyiceberg's SqlCatalog, and the logical merge of Iceberg tables.
+``hotpaths`` and ``import`` give the headline table (``--markdown FILE`` writes it; see
+:mod:`benchmarks.headline`). ``committed``, ``ranges`` and ``staged-commit`` are the
+engine-level suites, ``fsck`` times integrity checks; ``fsspec``,
 ``dagster-io``, ``spark`` and ``spark-tables`` measure those integrations (they take
 ``--sizes``; Dagster and PySpark are imported only when their suite runs). ``ui`` times the
 web UI's pages (compare, object browser, commit) in-process, by default on 1M objects.
@@ -72,6 +74,7 @@ ENGINE_SUITES: dict[str, Callable[[list[int]], Any]] = {
 #: Suites run on demand only (not in the default list): they start servers.
 ON_DEMAND: dict[str, Callable[[Context], Any]] = {
     "gateway": lambda ctx: importlib.import_module("benchmarks.gateway").run(ctx),
+    "iceberg": lambda ctx: importlib.import_module("benchmarks.iceberg").run(ctx),
 }
 #: Engine suites whose default sizes are not ``10k,<scale>``.
 DEFAULT_SIZES = {"ui": "1m"}

@@ -11,7 +11,6 @@ is written and the tree gains the files the new metadata references.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -35,6 +34,7 @@ from graveler.errors import (
     TableNotFound,
 )
 from graveler.model import Commit
+from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg import state as st
 from graveler.tables.iceberg.commit import (
     Edit,
@@ -423,7 +423,7 @@ def _updated(name: TableName, base: Any, updates: Sequence[Any], location: str |
 
 
 def _snapshot_details(results: Sequence[TableResult]) -> dict[str, str]:
-    doc = json.loads(results[0].raw)
+    doc = jsonio.loads(results[0].raw)
     current = doc.get("current-snapshot-id")
     for snap in doc.get("snapshots") or ():
         if snap.get("snapshot-id") == current:

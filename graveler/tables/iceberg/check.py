@@ -4,12 +4,12 @@ keep it and fsck check that it exists)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from graveler.context import RepoContext
 from graveler.errors import CorruptFile, GravelerError
 from graveler.reads import read_entry, stat_many
+from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.fileio import NamespaceIO
 from graveler.tables.iceberg.files import referenced
 from graveler.tables.iceberg.names import POINTER, address_of, key_for
@@ -23,7 +23,7 @@ def missing_files(repo: RepoContext, commit_id: str, root: str) -> Iterator[tupl
     namespace = repo.info.storage_namespace
     io = NamespaceIO(repo.store, namespace)
     try:
-        doc = json.loads(read_entry(repo, pointer))
+        doc = jsonio.loads(read_entry(repo, pointer))
         location = address_of(namespace, doc["location"])
         addresses = [io.address(u) for u in referenced(io, doc)]
         wanted = {key_for(root, location, a): a for a in addresses}

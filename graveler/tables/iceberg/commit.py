@@ -13,7 +13,6 @@ garbage collection removes them.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Commit
 from graveler.operations import advance_branch, default_committer, retry_moved
 from graveler.reads import stat_many
+from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.fileio import NamespaceIO, WrittenFile
 from graveler.tables.iceberg.files import FileChanges, transition
 from graveler.tables.iceberg.names import TableName, location_address
@@ -159,7 +159,7 @@ def store_metadata(
     previous: str | None,
 ) -> tuple[str, ObjectEntry, dict[str, Any]]:
     """Write a table's new metadata file; its URI, its pointer entry and the parsed document."""
-    doc = json.loads(raw)
+    doc = jsonio.loads(raw)
     location = location_address(io.namespace, doc["location"])
     written = io.write(metadata_address(location, previous), raw)
     entry = entry_of(name.pointer, written, JSON_TYPE)

@@ -21,13 +21,13 @@ pointer is the base's), that side's table is taken as it is.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import replace
 from typing import Any
 
 from graveler.entry import ObjectEntry
 from graveler.reads import stat_many
+from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.commit import JSON_TYPE, entry_of, metadata_address, present_at
 from graveler.tables.iceberg.conflicts import check, conflict
 from graveler.tables.iceberg.fileio import NamespaceIO
@@ -37,7 +37,6 @@ from graveler.tables.iceberg.metamerge import merge_metadata, merge_refs
 from graveler.tables.iceberg.names import POINTER, key_for
 from graveler.tables.iceberg.replay import (
     Step,
-    by_id,
     lineage,
     live_diff,
     main_snapshot,
@@ -90,7 +89,7 @@ def _read(
     entry = ctx.stat(side, pointer)
     if entry is None:
         return None
-    doc = json.loads(ctx.read(side, pointer))
+    doc = jsonio.loads(ctx.read(side, pointer))
     return entry, doc
 
 
@@ -108,7 +107,7 @@ def _merge_main(
     todo = lineage(ctx.root, source, b_main)
     if not todo:
         return set()
-    taken = set(by_id(dest))
+    taken = {s["snapshot-id"] for s in dest.get("snapshots") or ()}
     if same(d_main, b_main):
         for snap in todo:
             if snap["snapshot-id"] in taken:
@@ -133,7 +132,7 @@ def _merge_main(
             s_main and s_main["snapshot-id"],
             d_main and d_main["snapshot-id"],
         )
-    _replay_all(ctx, io, merged, todo, b_main, d_main)
+    _replay_all(ctx, io, merged, todo, b_main, d_main, taken)
     return set()
 
 
@@ -144,13 +143,14 @@ def _replay_all(
     todo: list[dict[str, Any]],
     b_main: dict[str, Any] | None,
     d_main: dict[str, Any] | None,
+    taken: set[int],
 ) -> None:
     theirs = live_diff(io, b_main, d_main)
     table = TableModel.of(merged)
     step = Step(
         d_main,
         int(merged.get("last-sequence-number", 0)),
-        set(by_id(merged)),
+        taken,
         int(merged.get("last-updated-ms", 0)),
     )
     present = present_at(ctx.repo, ctx.dest)
@@ -229,7 +229,7 @@ def _changes(
     merged["last-updated-ms"] = max(
         int(time.time() * 1000), int(dest[1].get("last-updated-ms", 0)) + 1
     )
-    raw = json.dumps(merged, separators=(",", ":")).encode()
+    raw = jsonio.dumps(merged)
     location = io.address(merged["location"])
     written = io.write(metadata_address(location, dest_uri), raw)
     pointer = ctx.root + POINTER

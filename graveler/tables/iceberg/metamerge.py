@@ -118,6 +118,8 @@ def merge_refs(
 def _carry(root: str, merged: dict[str, Any], source: dict[str, Any], needed: set[int]) -> set[int]:
     """Add the source snapshots that refs in ``needed`` reach and ``merged`` lacks; returns
     their IDs."""
+    if not needed:
+        return set()
     have = by_id(merged)
     theirs = by_id(source)
     carried: set[int] = set()

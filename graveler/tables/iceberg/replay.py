@@ -55,7 +55,11 @@ def main_snapshot(doc: dict[str, Any]) -> dict[str, Any] | None:
     sid = ref.get("snapshot-id") if isinstance(ref, dict) else doc.get("current-snapshot-id")
     if sid is None or sid == -1:
         return None
-    return by_id(doc).get(sid)
+    for snapshot in reversed(doc.get("snapshots") or ()):  # usually the last one
+        if snapshot["snapshot-id"] == sid:
+            found: dict[str, Any] = snapshot
+            return found
+    return None
 
 
 def by_id(doc: dict[str, Any]) -> dict[int, dict[str, Any]]:

@@ -24,6 +24,7 @@ from graveler.errors import (
 )
 from graveler.model import Branch, Commit
 from graveler.reads import iter_objects, list_objects, read_entry, stat_many
+from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.names import NAMESPACE_MARKER, POINTER, TableName, folder, marker_key
 
 MAX_PROPERTIES_BYTES = 1 << 20
@@ -70,7 +71,7 @@ class TableState:
     def doc(self) -> dict[str, Any]:
         """The metadata JSON as a dict (parsed once)."""
         try:
-            value = json.loads(self.raw)
+            value = jsonio.loads(self.raw)
         except ValueError as exc:
             raise CorruptFile(f"table {self.name}: metadata {self.location} is not JSON") from exc
         if not isinstance(value, dict):
