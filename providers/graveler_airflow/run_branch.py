@@ -40,7 +40,7 @@ from airflow.sdk import Asset, TaskGroup, TriggerRule, XComArg
 from airflow.sdk.exceptions import AirflowFailException
 
 from graveler import MergeStrategy, Run, runs
-from graveler.errors import MergeConflict
+from graveler.errors import MergeConflict, TableConflict
 from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
 from graveler_airflow.events import EventOptions, emit_merge_events, merge_alias
 from graveler_airflow.hooks.graveler import GravelerHook
@@ -179,9 +179,12 @@ class MergeRunBranchOperator(_RunBranchOperator):
             )
         else:
             fate = f"the run's writes are kept, committed as {head}, on branch {run.branch!r}"
+        table = ""
+        if isinstance(exc, TableConflict):  # the table format's own reason
+            table = f" ({exc.format} table {exc.table!r}: {exc.kind}: {exc.reason})"
         return (
             f"Merge conflict publishing run {run.identity!r} into {self.into!r} on "
-            f"{len(exc.keys)} path(s): {shown}. Nothing was published and {self.into!r} is "
+            f"{len(exc.keys)} path(s): {shown}{table}. Nothing was published and {self.into!r} is "
             f"unchanged; {fate}. A conflict fails the same way on every try, so the task is "
             "not retried: resolve it, or set strategy='source-wins' or 'dest-wins'."
         )
