@@ -24,35 +24,31 @@ from pyiceberg.table.metadata import TableMetadataUtil, TableMetadataV1, new_tab
 from pyiceberg.table.sorting import SortOrder
 from pyiceberg.table.update import AssertCreate, update_table_metadata
 
-from graveler import validate
-from graveler.context import RepoContext
 from graveler.errors import (
     AlreadyExists,
     InvalidArgument,
     TableCommitFailed,
-    TableNamespaceNotEmpty,
     TableNotFound,
 )
 from graveler.model import Commit
 from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg import state as st
+from graveler.tables.iceberg.base import checked_properties
 from graveler.tables.iceberg.commit import (
     Edit,
     commit_message,
-    commit_on_branch,
     store_metadata,
     transition_for,
 )
 from graveler.tables.iceberg.fileio import NamespaceIO
 from graveler.tables.iceberg.names import (
-    POINTER,
     TableName,
     check_levels,
     location_address,
     location_for,
-    marker_key,
 )
-from graveler.writes import make_linked_entry, store_object
+from graveler.tables.iceberg.namespaces import NamespaceOps
+from graveler.writes import make_linked_entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,108 +65,11 @@ class TableResult:
 TableChangeRequest = tuple[TableName, Sequence[Any], Sequence[Any]]
 
 
-class IcebergCatalog:
+class IcebergCatalog(NamespaceOps):
     """The Iceberg namespaces and tables of ``repo`` (see the module docstring);
     ``committer`` names the commits it makes; ``labels`` (user metadata) are recorded on
     those commits and on the pointer entries it writes (an orchestrator names the run that
     wrote a table with them)."""
-
-    def __init__(
-        self,
-        repo: RepoContext,
-        *,
-        committer: str | None = None,
-        labels: Mapping[str, str] | None = None,
-    ) -> None:
-        self.repo = repo
-        self.committer = committer
-        self.labels = validate.metadata(labels)
-        #: The commit the last change through this catalog made (or found, when it changed
-        #: nothing), for callers that record which version they wrote.
-        self.last_commit: str | None = None
-        self.storage = repo.info.storage_namespace
-
-    def io(self) -> NamespaceIO:
-        return NamespaceIO(self.repo.store, self.storage)
-
-    def at(self, ref: str) -> st.RefAt:
-        return st.resolve_ref(self.repo, ref)
-
-    # --- namespaces -----------------------------------------------------------------------------
-
-    def list_namespaces(self, ref: str, parent: Sequence[str] = ()) -> list[tuple[str, ...]]:
-        at, levels = self.at(ref), check_levels(tuple(parent))
-        st.require_namespace(self.repo, at, levels)
-        spaces, _ = st.children(self.repo, at.commit.id, levels)
-        return [(*levels, s) for s in spaces]
-
-    def load_namespace(self, ref: str, levels: Sequence[str]) -> dict[str, str]:
-        return st.namespace_properties(self.repo, self.at(ref), check_levels(tuple(levels)))
-
-    def create_namespace(
-        self, ref: str, levels: Sequence[str], properties: Mapping[str, str] | None = None
-    ) -> dict[str, str]:
-        path, props = self._new_namespace(levels), _properties(properties)
-        branch = self.at(ref).writable().name
-
-        def build(head: Commit) -> Edit:
-            if st.namespace_exists(self.repo, head.id, path):
-                raise AlreadyExists(f"namespace {'.'.join(path)!r} already exists at {ref!r}")
-            self._require_namespace(head, ref, path[:-1])
-            if st.read_table(self.repo, head.id, TableName(path[:-1], path[-1])) is not None:
-                raise AlreadyExists(f"a table named {'.'.join(path)!r} exists at {ref!r}")
-            return self._marker_edit(path, props, "create namespace")
-
-        self._commit(branch, build)
-        return props
-
-    def update_namespace(
-        self, ref: str, levels: Sequence[str], removals: Sequence[str], updates: Mapping[str, str]
-    ) -> tuple[list[str], list[str], list[str]]:
-        """Set and remove properties; returns (updated, removed, missing)."""
-        path, new = check_levels(tuple(levels)), _properties(updates)
-        gone = [validate.text(k, "property name") for k in removals]
-        if not path:
-            raise InvalidArgument("the ref level of a namespace has no properties to change")
-        if set(gone) & set(new):
-            raise InvalidArgument(
-                f"properties both set and removed: {sorted(set(gone) & set(new))}"
-            )
-        branch = self.at(ref).writable().name
-
-        def build(head: Commit) -> Edit:
-            current = self._namespace_props(head, ref, path)
-            edit = self._marker_edit(
-                path,
-                {k: v for k, v in {**current, **new}.items() if k not in gone},
-                "update namespace",
-            )
-            removed = sorted(k for k in gone if k in current)
-            edit.result = (sorted(new), removed, sorted(k for k in gone if k not in current))
-            return edit
-
-        _, edit = self._commit(branch, build)
-        result: tuple[list[str], list[str], list[str]] = edit.result
-        return result
-
-    def drop_namespace(self, ref: str, levels: Sequence[str]) -> None:
-        path = check_levels(tuple(levels))
-        if not path:
-            raise InvalidArgument("the ref level of a namespace is a branch: delete the branch")
-        branch = self.at(ref).writable().name
-
-        def build(head: Commit) -> Edit:
-            self._require_namespace(head, ref, path)
-            spaces, tables = st.children(self.repo, head.id, path)
-            if spaces or tables:
-                raise TableNamespaceNotEmpty(
-                    f"namespace {'.'.join(path)!r} holds {len(tables)} table(s) and "
-                    f"{len(spaces)} namespace(s) at {ref!r}"
-                )
-            message = commit_message("drop namespace", ".".join(path), {})
-            return Edit({marker_key(path): None}, message, {"iceberg.namespace": ".".join(path)})
-
-        self._commit(branch, build)
 
     # --- tables ---------------------------------------------------------------------------------
 
@@ -208,7 +107,7 @@ class IcebergCatalog:
             spec or PartitionSpec(),
             order or SortOrder(),
             where,
-            dict(_properties(properties)),
+            dict(checked_properties(properties)),
             table_uuid=table_uuid,
         )
         raw = meta.model_dump_json().encode()
@@ -349,61 +248,6 @@ class IcebergCatalog:
         commit, edit = self._commit(branch, build)
         result: TableResult = edit.result
         return TableResult(result.location, result.raw, commit.id)
-
-    def _commit(self, branch: str, build: Any) -> tuple[Commit, Edit]:
-        def labelled(head: Commit) -> Edit:
-            edit: Edit = build(head)
-            if self.labels:
-                edit.metadata = {**self.labels, **edit.metadata}
-                for key, entry in edit.changes.items():
-                    if entry is not None and key.endswith("/" + POINTER):
-                        metadata = {**entry.metadata, **self.labels}
-                        edit.changes[key] = replace(entry, metadata=metadata)
-            return edit
-
-        done = commit_on_branch(self.repo, branch, labelled, committer=self.committer)
-        self.last_commit = done[0].id
-        return done
-
-    def _new_namespace(self, levels: Sequence[str]) -> tuple[str, ...]:
-        path = check_levels(tuple(levels))
-        if not path:
-            raise AlreadyExists("the ref level of a namespace is a branch: create the branch")
-        return path
-
-    def _require_namespace(self, head: Commit, ref: str, levels: tuple[str, ...]) -> None:
-        st.require_namespace(self.repo, st.RefAt(ref, head, None), levels)
-
-    def _namespace_props(self, head: Commit, ref: str, levels: tuple[str, ...]) -> dict[str, str]:
-        return st.namespace_properties(self.repo, st.RefAt(ref, head, None), levels)
-
-    def _require_table(self, head: Commit, ref: str, name: TableName) -> st.TableState:
-        return st.require_table(self.repo, st.RefAt(ref, head, None), name)
-
-    def _check_new_table(self, head: Commit, ref: str, name: TableName) -> None:
-        """The namespace exists, and neither a table nor a namespace has the name."""
-        self._require_namespace(head, ref, name.namespace)
-        if st.read_table(self.repo, head.id, name) is not None:
-            raise AlreadyExists(f"table {name} already exists at {ref!r}")
-        if st.namespace_exists(self.repo, head.id, (*name.namespace, name.name)):
-            raise AlreadyExists(f"a namespace named {name} exists at {ref!r}")
-
-    def _marker_edit(self, path: tuple[str, ...], props: dict[str, str], what: str) -> Edit:
-        key = marker_key(path)
-        entry = store_object(self.repo, key, st.encode_properties(props))
-        shown = ".".join(path)
-        return Edit({key: entry}, commit_message(what, shown, {}), {"iceberg.namespace": shown})
-
-
-def _properties(values: Mapping[str, str] | None) -> dict[str, str]:
-    if values is not None and not isinstance(values, Mapping):
-        raise InvalidArgument("properties must map strings to strings")
-    out: dict[str, str] = {}
-    for k, v in (values or {}).items():
-        if not isinstance(k, str) or not k or not isinstance(v, str):
-            raise InvalidArgument(f"properties must map strings to strings: {k!r:.60}")
-        out[validate.text(k, "property name")] = validate.text(v, f"property {k!r:.40}")
-    return out
 
 
 def _updated(name: TableName, base: Any, updates: Sequence[Any], location: str | None) -> bytes:
