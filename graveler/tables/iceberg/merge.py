@@ -21,13 +21,17 @@ pointer is the base's), that side's table is taken as it is.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 from graveler.entry import ObjectEntry
 from graveler.reads import stat_many
 from graveler.tables.iceberg import jsonio
+from graveler.tables.iceberg.basemeta import BaseMetadata
 from graveler.tables.iceberg.commit import JSON_TYPE, entry_of, metadata_address, present_at
 from graveler.tables.iceberg.conflicts import check, conflict
 from graveler.tables.iceberg.fileio import NamespaceIO
@@ -53,57 +57,52 @@ def merge_table(ctx: TableMergeContext) -> list[TableChange]:
     """The changes that turn the destination's table into the merged one (see the module
     docstring); TableConflict when Iceberg's rules refuse the merge."""
     pointer = ctx.root + POINTER
-    base, source, dest = (_read(ctx, side, pointer) for side in (Side.BASE, Side.SOURCE, Side.DEST))
+    base, source, dest = (ctx.stat(side, pointer) for side in (Side.BASE, Side.SOURCE, Side.DEST))
     if source is None or dest is None:
         gone = "source" if source is None else "destination"
-        raise conflict(
-            ctx.root,
-            "TableDropped",
-            f"the {gone} dropped the table, the other side changed it",
-            None,
-            None,
-        )
-    if base is not None and dest[0].checksum == base[0].checksum:
+        message = f"the {gone} dropped the table, the other side changed it"
+        raise conflict(ctx.root, "TableDropped", message, None, None)
+    if base is not None and dest.checksum == base.checksum:
         return list(ctx.changes(Side.SOURCE))
-    if base is not None and source[0].checksum == base[0].checksum:
+    if base is not None and source.checksum == base.checksum:
         return []
-    uuids = {d[1].get("table-uuid") for d in (base, source, dest) if d is not None}
-    if base is None or len(uuids) != 1:
-        raise conflict(
-            ctx.root,
-            "TableReplaced",
-            "the table was created or replaced separately on the two sides",
-            None,
-            None,
-        )
-    io = NamespaceIO(ctx.repo.store, ctx.repo.info.storage_namespace)
-    merged = merge_metadata(ctx.root, base[1], source[1], dest[1])
-    brought = _merge_main(ctx, io, merged, base[1], source[1], dest[1])
-    merge_refs(ctx.root, merged, base[1], source[1], dest[1], brought)
-    return _changes(ctx, io, merged, dest)
+    with _quiet_gc():  # parsing a long history allocates many objects, none cyclic
+        docs = {side: jsonio.loads(ctx.read(side, pointer)) for side in (Side.SOURCE, Side.DEST)}
+        mine, theirs = docs[Side.SOURCE], docs[Side.DEST]
+        if base is None or mine.get("table-uuid") != theirs.get("table-uuid"):
+            message = "the table was created or replaced separately on the two sides"
+            raise conflict(ctx.root, "TableReplaced", message, None, None)
+        known = BaseMetadata(lambda: ctx.read(Side.BASE, pointer), mine, theirs)
+        io = NamespaceIO(ctx.repo.store, ctx.repo.info.storage_namespace)
+        merged = merge_metadata(ctx.root, known, mine, theirs)
+        brought = _merge_main(ctx, io, merged, known, mine, theirs)
+        merge_refs(ctx.root, merged, known, mine, theirs, brought)
+        return _changes(ctx, io, merged, (dest, theirs))
 
 
-def _read(
-    ctx: TableMergeContext, side: Side, pointer: str
-) -> tuple[ObjectEntry, dict[str, Any]] | None:
-    entry = ctx.stat(side, pointer)
-    if entry is None:
-        return None
-    doc = jsonio.loads(ctx.read(side, pointer))
-    return entry, doc
+@contextlib.contextmanager
+def _quiet_gc() -> Iterator[None]:
+    """No cyclic garbage collection while large JSON documents are built and dropped."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _merge_main(
     ctx: TableMergeContext,
     io: NamespaceIO,
     merged: dict[str, Any],
-    base: dict[str, Any],
+    base: BaseMetadata,
     source: dict[str, Any],
     dest: dict[str, Any],
 ) -> set[int]:
     """Bring the source's main-branch snapshots into ``merged``; returns the IDs of the
     source snapshots now in it under their own ID and content (for the refs)."""
-    b_main, s_main, d_main = main_snapshot(base), main_snapshot(source), main_snapshot(dest)
+    b_main, s_main, d_main = base.main(), main_snapshot(source), main_snapshot(dest)
     todo = lineage(ctx.root, source, b_main)
     if not todo:
         return set()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graveler.tables.iceberg.basemeta import BaseMetadata
 from graveler.tables.iceberg.conflicts import conflict
 from graveler.tables.iceberg.replay import by_id
 
@@ -34,15 +35,19 @@ def _part(doc: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def merge_metadata(
-    root: str, base: dict[str, Any], source: dict[str, Any], dest: dict[str, Any]
+    root: str, base: BaseMetadata, source: dict[str, Any], dest: dict[str, Any]
 ) -> dict[str, Any]:
     """The destination's metadata with the source's schema, spec, sort order, location and
-    property changes (a copy; TableConflict when both changed one of them differently)."""
+    property changes (a copy; TableConflict when both changed one of them differently).
+    The base is parsed only where the two sides differ."""
     merged = dict(dest)
     merged["snapshots"] = list(dest.get("snapshots") or [])
     for kind, what, keys in GROUPS:
-        b, s, d = _part(base, keys), _part(source, keys), _part(dest, keys)
-        if s in (b, d):
+        s, d = _part(source, keys), _part(dest, keys)
+        if s == d:
+            continue
+        b = _part(base.doc, keys)
+        if s == b:
             continue
         if d != b:
             raise conflict(
@@ -53,7 +58,8 @@ def merge_metadata(
                 merged.pop(key, None)
             else:
                 merged[key] = value
-    merged["properties"] = _properties(base, source, dest)
+    if (source.get("properties") or {}) != (dest.get("properties") or {}):
+        merged["properties"] = _properties(base.doc, source, dest)
     return merged
 
 
@@ -77,7 +83,7 @@ def _properties(
 def merge_refs(
     root: str,
     merged: dict[str, Any],
-    base: dict[str, Any],
+    base: BaseMetadata,
     source: dict[str, Any],
     dest: dict[str, Any],
     brought: set[int],
@@ -85,7 +91,8 @@ def merge_refs(
     """Carry the source's changes to refs other than ``main`` (with the snapshots they
     need) and the statistics of source snapshots kept as they are."""
     refs = dict(merged.get("refs") or {})
-    b_refs, s_refs, d_refs = (d.get("refs") or {} for d in (base, source, dest))
+    s_refs, d_refs = (_others(d) for d in (source, dest))
+    b_refs = d_refs if s_refs == d_refs else _others(base.doc)
     needed: set[int] = set()
     for name in sorted((set(b_refs) | set(s_refs)) - {"main"}):
         b, s, d = b_refs.get(name), s_refs.get(name), d_refs.get(name)
@@ -113,6 +120,11 @@ def merge_refs(
         ]
         if mine or extra:
             merged[key] = mine + extra
+
+
+def _others(doc: dict[str, Any]) -> dict[str, Any]:
+    """The refs of a table other than ``main``."""
+    return {k: v for k, v in (doc.get("refs") or {}).items() if k != "main"}
 
 
 def _carry(root: str, merged: dict[str, Any], source: dict[str, Any], needed: set[int]) -> set[int]:
