@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -30,6 +31,7 @@ from benchmarks.lake import Context, Lake, lake_path
 from benchmarks.report import table
 from graveler.entry import ObjectEntry
 from graveler.objects import HashingReader, new_physical_address
+from graveler.refs.sql import SqlMetadataStore
 from graveler.repository import Repository
 from graveler.writes import guess_type
 
@@ -102,10 +104,13 @@ def measure_reads(
     return best_of(cases, cpu=cpu)
 
 
-def legacy_put(repo: Repository, branch: str, path: str, data: bytes | BinaryIO) -> ObjectEntry:
-    """``Repository.put`` as it was at commit a84461e (the reference for the put ratio)."""
-    with _as_at_a84461e(repo):
-        if repo.refs.get_branch(repo.name, branch).protected:
+def legacy_put(
+    repo: Repository, store: SqlMetadataStore, branch: str, path: str, data: bytes | BinaryIO
+) -> ObjectEntry:
+    """``Repository.put`` as it was at commit a84461e (the reference for the put ratio), its
+    refs and staging on SQLAlchemy (``store``: the same database as ``repo``'s)."""
+    with _as_at_a84461e(store):
+        if store.get_branch(repo.name, branch).protected:
             raise AssertionError("the benchmark branch is not protected")
         address = new_physical_address()
         reader = HashingReader(data)
@@ -113,19 +118,19 @@ def legacy_put(repo: Repository, branch: str, path: str, data: bytes | BinaryIO)
         entry = ObjectEntry(
             path, address, reader.size, reader.hexdigest(), info.mtime, guess_type(path), {}
         )
-        repo.staging.stage(repo.name, branch, [entry.to_staged()])
+        store.stage(repo.name, branch, [entry.to_staged()])
     return entry
 
 
 @contextmanager
-def _as_at_a84461e(repo: Repository) -> Any:
+def _as_at_a84461e(store: SqlMetadataStore) -> Any:
     """The database as a84461e used it: every statement through SQLAlchemy (no direct SQLite
     connection, which came later) and staging committed with ``synchronous=FULL``, as every
     write was before staging was relaxed."""
-    db = repo.staging._db  # type: ignore[attr-defined]
+    db = store._db
     relaxed = db._relaxed
     db._relaxed = db._writer
-    db.direct_connection = lambda: None
+    db.direct_connection = lambda: None  # type: ignore[method-assign]
     try:
         yield
     finally:
@@ -133,7 +138,7 @@ def _as_at_a84461e(repo: Repository) -> Any:
         del db.direct_connection
 
 
-def measure_puts(repo: Repository, puts: int) -> dict[str, float]:
+def measure_puts(repo: Repository, database_url: str, puts: int) -> dict[str, float]:
     repo.create_branch("puts", repo.info.default_branch)
     counter = iter(range(10**9))
 
@@ -144,8 +149,16 @@ def measure_puts(repo: Repository, puts: int) -> dict[str, float]:
 
     from graveler.writes import put
 
-    cases = {"put": (batch(put), puts), "legacy_put": (batch(legacy_put), puts)}
-    return best_of(cases, rounds=5)
+    with SqlMetadataStore(database_url) as store:
+        legacy = partial(legacy_put_with, store)
+        cases = {"put": (batch(put), puts), "legacy_put": (batch(legacy), puts)}
+        return best_of(cases, rounds=5)
+
+
+def legacy_put_with(
+    store: SqlMetadataStore, repo: Repository, branch: str, path: str, data: bytes
+) -> ObjectEntry:
+    return legacy_put(repo, store, branch, path, data)
 
 
 def measure_cli(lake: Lake, rounds: int = 15) -> dict[str, float]:
@@ -174,7 +187,7 @@ def run(ctx: Context) -> dict[str, Any]:
         repo = gv.repository("lake")
         reads_cpu: dict[str, float] = {}
         reads = measure_reads(repo, lake, count, reads_cpu)
-        puts = measure_puts(repo, 200)
+        puts = measure_puts(repo, lake.database_url, 200)
     cli = measure_cli(lake)
     out = {
         "n": ctx.n,

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from graveler.hooks.registry import HookRegistry
     from graveler.hooks.runners import HookContext
     from graveler.listing import ListingPage
+    from graveler.merges import MergeOptions
     from graveler.model import Branch, Commit, MergeResult, RangeSettings, ResolvedRef, Tag
     from graveler.model import Repository as RepositoryInfo
     from graveler.objects import DATA_PREFIX, new_physical_address
@@ -61,6 +62,7 @@ _EXPORTS = {
     "HookRun": "graveler.hookevents",
     "KeyConflict": "graveler.conflicts",
     "ListingPage": "graveler.listing",
+    "MergeOptions": "graveler.merges",
     "MergeResult": "graveler.model",
     "MergeStrategy": "graveler.committed.merge",
     "Publication": "graveler.runs",
@@ -95,6 +97,7 @@ __all__ = [
     "HookRun",
     "KeyConflict",
     "ListingPage",
+    "MergeOptions",
     "MergeResult",
     "MergeStrategy",
     "ObjectEntry",

@@ -10,7 +10,13 @@ from dataclasses import replace
 
 from graveler import validate
 from graveler.context import RepoContext, hooked
-from graveler.errors import AlreadyExists, BranchNotFound, InvalidArgument, ProtectedBranch
+from graveler.errors import (
+    AlreadyExists,
+    BranchNotFound,
+    InvalidArgument,
+    InvalidRef,
+    ProtectedBranch,
+)
 from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Tag
 from graveler.operations import update_branch
@@ -85,11 +91,19 @@ def protect_branch(repo: RepoContext, name: str, protected: bool = True) -> Bran
 
 def create_tag(repo: RepoContext, name: str, ref: str) -> Tag:
     """Tag the commit ``ref`` resolves to; raises AlreadyExists when ``name`` is taken by a
-    tag or a branch."""
+    tag or a branch, InvalidRef when ``ref`` names a branch's uncommitted changes
+    (``main$``: a tag names a commit, as lakeFS insists), RefNotFound when it names nothing."""
     validate.tag_name(name)
     if branch_exists(repo, name):
         raise AlreadyExists(f"{name!r} is already a branch of {repo.name!r}")
-    commit = repo.resolve(ref).commit
+    resolved = repo.resolve(ref)
+    if resolved.view == "$":
+        branch = resolved.branch.name if resolved.branch else ref
+        raise InvalidRef(
+            f"cannot tag {ref!r}: it names the uncommitted changes of branch {branch!r} and a "
+            f"tag names a commit; commit them first, or tag {branch!r} (its head commit)"
+        )
+    commit = resolved.commit
     tag = Tag(name, commit.id)
     event = EventRecord(HookEvent.PRE_CREATE_TAG, commit, tag=name, source_ref=ref)
     with hooked(repo, event):

@@ -7,7 +7,9 @@ the environment; every key is described in :mod:`graveler.config`):
 * ``home`` (default ``./.graveler``): the SQLite database, the cache and default local storage
   namespaces live here.
 * ``database_url``: any SQLAlchemy URL (``sqlite:///...``, ``postgresql+psycopg://...``);
-  default ``sqlite:///<home>/graveler.db``.
+  default ``sqlite:///<home>/graveler.db``. A plain SQLite file is opened by the embedded
+  store on the standard library (:mod:`graveler.refs.sqlite_store`), anything else through
+  SQLAlchemy (:mod:`graveler.refs.sql`); see :func:`graveler.refs.store.open_metadata_store`.
 * ``cache_ram_bytes``, ``cache_disk_bytes``: tree cache budgets.
 * ``store_options``: S3 options (endpoint_url, region, credentials, ...) for ``s3://``
   namespaces; boto3's own credential chain applies where none are given.
@@ -23,7 +25,7 @@ import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from graveler import namespaces, validate
 from graveler.commits import make_commit
@@ -39,11 +41,13 @@ from graveler.hooks.runners import HookPolicy
 from graveler.model import EMPTY_METARANGE_ID, Branch, RangeSettings
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore import ObjectStore, open_object_store
-from graveler.refs.sql import SqlMetadataStore
-from graveler.refs.sql_server import SqlAccessKeyStore, SqlUploadStore
+from graveler.refs.store import MetadataStore, open_metadata_store
 from graveler.repository import Repository
 from graveler.staging import new_staging_token
 from graveler.views import ReadCache
+
+if TYPE_CHECKING:
+    from graveler.refs.sql_server import SqlAccessKeyStore, SqlUploadStore
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
 #: Commits kept in memory per client (they are immutable; lakeFS keeps 50,000 too).
@@ -77,7 +81,7 @@ class Graveler:
         self.home = Path(self.settings.home or ".graveler").absolute()
         self.home.mkdir(parents=True, exist_ok=True)
         self.database_url = self.settings.database_url or f"sqlite:///{self.home / 'graveler.db'}"
-        self.metadata = SqlMetadataStore(self.database_url)
+        self.metadata: MetadataStore = open_metadata_store(self.database_url)
         self.cache = TieredCache(
             str(self.home / "cache"),
             ram_bytes=_budget(self.settings.cache_ram_bytes, DEFAULT_RAM_BYTES),
@@ -89,8 +93,10 @@ class Graveler:
         self.hooks = HookDispatcher(_copy(hooks), self.metadata, _policy(self.settings))
         self.external = ExternalStores(self.store_options)
         #: Multipart uploads and access keys (the server's state), opened on first use.
-        self.uploads = SqlUploadStore(self.database_url)
-        self.access_keys = SqlAccessKeyStore(self.database_url)
+        self.uploads = cast("SqlUploadStore", _ServerStore("SqlUploadStore", self.database_url))
+        self.access_keys = cast(
+            "SqlAccessKeyStore", _ServerStore("SqlAccessKeyStore", self.database_url)
+        )
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -175,6 +181,30 @@ class Graveler:
         self.metadata.delete_repository(name)
         self.commit_cache.clear()
         self.read_cache.clear()
+
+
+class _ServerStore:
+    """A store of :mod:`graveler.refs.sql_server` made on its first use: that module (and
+    SQLAlchemy with it) is imported only by a client that serves or uploads in parts, so a
+    command that does neither starts without it."""
+
+    def __init__(self, kind: str, url: str) -> None:
+        self._kind, self._url = kind, url
+        self._store: Any = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        with self._lock:
+            if self._store is None:
+                from graveler.refs import sql_server
+
+                self._store = getattr(sql_server, self._kind)(self._url)
+        return getattr(self._store, name)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
 
 
 _SHARED: dict[tuple[int, tuple[tuple[str, str], ...]], Graveler] = {}

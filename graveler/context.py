@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from graveler.committed.manager import CommittedManager
 from graveler.config import ClientSettings
@@ -26,8 +26,10 @@ from graveler.model import Commit, ResolvedRef
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore.port import ObjectStore
 from graveler.refs.port import RefStore, StagingStore
-from graveler.refs.sql_server import SqlUploadStore
 from graveler.views import ReadCache, ReadView
+
+if TYPE_CHECKING:  # the server's stores load SQLAlchemy: only a client that uses them does
+    from graveler.refs.sql_server import SqlUploadStore
 
 #: Immutable commits by (repository name, commit ID), shared by every repository of a client.
 CommitCache = LruCache[tuple[str, str], Commit]

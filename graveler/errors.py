@@ -200,6 +200,11 @@ class NoChanges(Conflict):
     """A commit (or merge) would not change anything."""
 
 
+class NotFastForward(Conflict):
+    """A merge asked to fast-forward only (``--ff-only``) found that the destination has
+    commits the source does not, so it cannot simply move to the source."""
+
+
 class DirtyBranch(Conflict):
     """The branch has uncommitted changes that the operation would silently drop."""
 

@@ -1,7 +1,9 @@
 """Commit history of a ref, as lakeFS's ``log`` lists it.
 
 By default every ancestor is listed (all parents are followed), newest first by creation date,
-ties broken by the larger commit ID (lakeFS's commit iterator). Options narrow the walk:
+ties broken by the larger commit ID (lakeFS's commit iterator), with one rule over both: no
+commit is listed after one of its ancestors, even when timestamps tie or clocks disagree (a
+commit waits until all its children in the listing are listed). Options narrow the walk:
 
 * ``first_parent`` follows first parents only;
 * ``since`` stops the walk at commits created before it (their ancestors are not visited);
@@ -75,23 +77,74 @@ def log_commits(
 def _walk(
     repo: RepoContext, start: Commit, first_parent: bool, since: datetime | None
 ) -> Iterator[Commit]:
-    """Ancestors of ``start`` (itself included) in lakeFS order, pruned at ``since``."""
-    heap: list[_Newest] = []
-    seen: set[str] = set()
+    """Ancestors of ``start`` (itself included) in lakeFS order, pruned at ``since``, never
+    listing a commit after one of its ancestors (see :class:`_TopoWalk`)."""
+    return _TopoWalk(repo, first_parent, since).run(start)
 
-    def push(commit: Commit) -> None:
-        if commit.id not in seen and (since is None or commit.creation_date >= since):
-            seen.add(commit.id)
-            heapq.heappush(heap, _Newest(commit))
 
-    push(start)
-    while heap:
-        commit = heapq.heappop(heap).commit
-        yield commit
-        parents = commit.parents[:1] if first_parent else commit.parents
-        for pid in parents:
-            if pid not in seen:
-                push(repo.get_commit(pid))
+class _TopoWalk:
+    """Newest first (:class:`_Newest`) among the commits all of whose children in the walk
+    are already listed, so that equal timestamps (or clocks that disagree) never put a parent
+    before its child.
+
+    A commit's children among the walk are known once every reachable commit of a larger
+    generation has been *explored* (its parents counted): each child's generation is larger
+    than its parent's. So before a parent is released the exploration goes down to its
+    generation, and it is released when the last of its counted children is listed. A
+    ``log --amount 10`` explores little more than it lists."""
+
+    def __init__(self, repo: RepoContext, first_parent: bool, since: datetime | None) -> None:
+        self._repo = repo
+        self._first_parent = first_parent
+        self._since = since
+        self._children: dict[str, int] = {}  # explored children not yet listed, per commit
+        self._explore: list[tuple[int, str, Commit]] = []  # max-heap by generation
+        self._explored: set[str] = set()
+        self._listed: set[str] = set()
+
+    def run(self, start: Commit) -> Iterator[Commit]:
+        self._discover(start)
+        ready = [_Newest(start)]
+        while ready:
+            commit = heapq.heappop(ready).commit
+            if commit.id in self._listed:
+                continue
+            self._listed.add(commit.id)
+            yield commit
+            self._explore_commit(commit)
+            for parent in self._parents(commit):
+                self._explore_above(parent.generation)
+                self._children[parent.id] -= 1
+                if self._children[parent.id] <= 0 and parent.id not in self._listed:
+                    heapq.heappush(ready, _Newest(parent))
+
+    def _parents(self, commit: Commit) -> Iterator[Commit]:
+        """The parents the walk follows (first only, or all), those older than ``since``
+        left out (their ancestors are not visited)."""
+        ids = commit.parents[:1] if self._first_parent else commit.parents
+        for pid in dict.fromkeys(ids):
+            parent = self._repo.get_commit(pid)
+            if self._since is None or parent.creation_date >= self._since:
+                yield parent
+
+    def _discover(self, commit: Commit) -> None:
+        if commit.id not in self._children:
+            self._children[commit.id] = 0
+            heapq.heappush(self._explore, (-commit.generation, commit.id, commit))
+
+    def _explore_commit(self, commit: Commit) -> None:
+        if commit.id in self._explored:
+            return
+        self._explored.add(commit.id)
+        for parent in self._parents(commit):
+            self._discover(parent)
+            self._children[parent.id] += 1
+
+    def _explore_above(self, generation: int) -> None:
+        """Explore every discovered commit of a generation above ``generation``."""
+        heap = self._explore
+        while heap and -heap[0][0] > generation:
+            self._explore_commit(heapq.heappop(heap)[2])
 
 
 @dataclass(frozen=True, slots=True)

@@ -220,21 +220,22 @@ def read_claim(store: ObjectStore, key: str = MARKER_KEY) -> Claim | None:
 
 
 def claim(store: ObjectStore, info: RepositoryInfo, database_url: str) -> None:
-    """Make sure the marker of ``store`` names ``info``'s repository: write it when absent
-    (create-if-absent, so of racing claimants one wins); NamespaceInUse when it names
-    another repository."""
+    """Make sure the marker of ``store`` names ``info``'s repository: read it, write it when
+    absent (create-if-absent: of racing claimants one wins, the others read its marker);
+    NamespaceInUse when it names another. A marker already there costs a read, no write."""
     mine = Claim.of(info, database_url)
-    for _ in range(2):  # a second look if the marker vanished between the write and the read
-        if store.put_if_absent(MARKER_KEY, mine.encode()):
-            return
+    for _ in range(2):  # a second look if another claimant wrote between our read and write
         theirs = read_claim(store)
-        if theirs is not None:
-            if not theirs.names(info):
-                raise NamespaceInUse(
-                    f"storage namespace {info.storage_namespace} is claimed by "
-                    f"{theirs.describe()}, not by repository {info.name!r}: {_REMEDY}"
-                )
-            return
+        if theirs is None:
+            if store.put_if_absent(MARKER_KEY, mine.encode()):
+                return
+            continue
+        if not theirs.names(info):
+            raise NamespaceInUse(
+                f"storage namespace {info.storage_namespace} is claimed by "
+                f"{theirs.describe()}, not by repository {info.name!r}: {_REMEDY}"
+            )
+        return
     raise StorageError(f"cannot claim {store.uri}: its ownership marker keeps vanishing")
 
 

@@ -1,4 +1,5 @@
-"""Versioning operations over one repository: commit, merge, revert, reset, diff.
+"""Versioning operations over one repository: commit, import, reset, diff (merge lives in
+:mod:`graveler.merges`, revert and cherry-pick in :mod:`graveler.cherrypick`).
 
 Branch moves are compare-and-swaps on the branch row, retried with exponential backoff and
 jitter. A commit first *seals* the staging token (new writes go to a fresh token), builds the
@@ -20,30 +21,22 @@ from typing import TypeVar
 
 from graveler import entry as entries
 from graveler import validate
-from graveler.commits import make_commit, merge_base
+from graveler.commits import make_commit
 from graveler.committed.apply import Change
 from graveler.committed.merge import MergeStrategy
-from graveler.conflicts import (
-    LAKEFS_MERGE_STRATEGY_KEY,
-    ConflictResolver,
-    lakefs_strategy_name,
-    record_resolver,
-)
 from graveler.context import RepoContext, hooked
 from graveler.entry import ObjectEntry
-from graveler.errors import BranchMoved, DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
+from graveler.errors import BranchMoved, InvalidArgument, NoChanges, ProtectedBranch
 from graveler.hookevents import EventRecord, HookEvent
-from graveler.model import Branch, Commit, MergeResult
+from graveler.model import Branch, Commit
 from graveler.objects import checked_entry
 from graveler.staging import as_changes, merged_staging, new_staging_token
-from graveler.tables.merge import plan_table_merges
 from graveler.validate import object_key as validate_key
 from graveler.validate import prefix_key
 
 T = TypeVar("T")
 MAX_TRIES = 10
 MAX_BACKOFF_SECONDS = 2.0
-MERGE_STRATEGY_KEY = ".graveler.merge.strategy"
 
 
 def default_committer() -> str:
@@ -221,78 +214,6 @@ def _validated(repo: RepoContext, entries: Iterable[ObjectEntry]) -> Iterator[Ob
         if e.external:
             raise InvalidArgument(f"entry {e.path!r} has an external address; use import_data")
         yield checked_entry(repo.info.storage_namespace, e)
-
-
-# --- merge ---------------------------------------------------------------------------------------
-
-
-def merge(
-    repo: RepoContext,
-    source: str,
-    dest: str,
-    *,
-    strategy: str | None = None,
-    message: str | None = None,
-    metadata: Mapping[str, str] | None = None,
-    committer: str | None = None,
-    fast_forward: bool = True,
-    resolver: ConflictResolver | None = None,
-) -> MergeResult:
-    """Merge the commit ``source`` resolves to into branch ``dest``; returns dest's head
-    before and after. Conflicting keys go to ``resolver`` first (see
-    :mod:`graveler.conflicts`), then to ``strategy``. A merge commit records the strategy under
-    lakeFS's key ``.lakefs.merge.strategy`` (``default`` when none) as well. Raises NoChanges
-    when ``source`` is already merged, MergeConflict (with the conflicting paths) when neither
-    resolver nor strategy decides a conflict, DirtyBranch when ``dest`` has uncommitted
-    changes, HookAborted when a pre-merge hook fails."""
-    strat = MergeStrategy.parse(strategy)
-    meta = validate.metadata(metadata)
-    if message is not None:
-        validate.text(message, "merge message")
-    who = _committer(committer)
-    src = repo.resolve(source).commit
-    if strat is not MergeStrategy.NONE:
-        meta[MERGE_STRATEGY_KEY] = strat.value
-    meta[LAKEFS_MERGE_STRATEGY_KEY] = lakefs_strategy_name(strat)
-    text = message or f"Merge '{source}' into '{dest}'"
-    records = record_resolver(resolver)
-
-    def attempt() -> MergeResult:
-        b = _clean_branch(repo, dest, "merge into")
-        head = repo.get_commit(b.commit_id)
-        base = merge_base(repo.get_commit, src, head)
-        if base is not None and base.id == src.id:
-            raise NoChanges(f"{source!r} is already merged into {dest!r}")
-        fast = base is not None and base.id == head.id and fast_forward
-        if fast:
-            proposed = src  # a fast-forward publishes the source commit itself
-        else:
-            base_mr = base.metarange_id if base is not None else ""
-            tables = plan_table_merges(
-                repo, base, src, head, strat, source_ref=source, dest_ref=dest
-            )
-            mr, _ = repo.committed.merge(
-                base_mr, src.metarange_id, head.metarange_id, strat, records, tables
-            )
-            proposed = make_commit([head, src], mr, text, who, meta)
-        event = EventRecord(
-            HookEvent.PRE_MERGE, proposed, branch=dest, source_ref=src.id, merge_source=source
-        )
-        with hooked(repo, event):
-            merged = advance_branch(repo, b, proposed, record=not fast)
-        return MergeResult(head, merged, fast)
-
-    return retry_moved(attempt, f"merge into {dest!r}")
-
-
-def _clean_branch(repo: RepoContext, name: str, what: str) -> Branch:
-    view = repo.staging.branch_view(repo.name, name)
-    b = view.branch
-    if not view.clean:
-        raise DirtyBranch(
-            f"cannot {what} {name!r}: it has uncommitted changes; commit or reset them first"
-        )
-    return b
 
 
 # --- reset --------------------------------------------------------------------------------------

@@ -4,44 +4,57 @@ A thin class over the parts the client hands it (:class:`graveler.context.Reposi
 every method is a function of :mod:`graveler.branches`, :mod:`graveler.reads`,
 :mod:`graveler.writes` or :mod:`graveler.operations`, bound here so that users write
 ``repo.commit("main", "msg")``. Those modules take the narrow
-:class:`graveler.context.RepoContext` protocol, which this class satisfies.
+:class:`graveler.context.RepoContext` protocol, which this class satisfies. A method's module
+is imported the first time one of its methods is used (:data:`_METHODS`).
 """
 
 from __future__ import annotations
 
 import builtins
+import importlib
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graveler import (
-    branches,
-    cherrypick,
-    hardreset,
-    imports,
-    operations,
-    reads,
-    staged,
-    uploads,
-    writes,
-)
-from graveler.committed.manager import CommittedManager
-from graveler.config import ClientSettings
-from graveler.context import HookDispatch, RepositoryParts
 from graveler.errors import InvalidArgument
-from graveler.external import ExternalStores
-from graveler.hookevents import HookRun
-from graveler.log import log_commits
-from graveler.model import Commit, ResolvedRef
-from graveler.model import Repository as RepositoryInfo
-from graveler.multipart import Multipart
-from graveler.objectstore.port import ObjectStore
-from graveler.refs.port import RefStore, StagingStore
 from graveler.resolve import resolve
-from graveler.transaction import Transaction, transaction
-from graveler.views import ReadCache, ReadView
-from graveler.writes import EntryAttributes
+
+if TYPE_CHECKING:
+    from graveler import (
+        branches,
+        cherrypick,
+        hardreset,
+        imports,
+        merges,
+        operations,
+        reads,
+        staged,
+        uploads,
+        writes,
+    )
+    from graveler.committed.manager import CommittedManager
+    from graveler.config import ClientSettings
+    from graveler.context import HookDispatch, RepositoryParts
+    from graveler.external import ExternalStores
+    from graveler.hookevents import HookRun
+    from graveler.log import log_commits
+    from graveler.model import Commit, ResolvedRef
+    from graveler.model import Repository as RepositoryInfo
+    from graveler.multipart import Multipart
+    from graveler.objectstore.port import ObjectStore
+    from graveler.refs.port import RefStore, StagingStore
+    from graveler.transaction import Transaction
+    from graveler.views import ReadCache, ReadView
+    from graveler.writes import EntryAttributes
 
 __all__ = ["EntryAttributes", "Repository"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "EntryAttributes":  # re-exported from graveler.writes, imported on first use
+        from graveler.writes import EntryAttributes
+
+        return EntryAttributes
+    raise AttributeError(f"module 'graveler.repository' has no attribute {name!r}")
 
 
 class Repository:
@@ -88,6 +101,8 @@ class Repository:
     @property
     def multipart(self) -> Multipart:
         """Multipart uploads to this repository (:mod:`graveler.multipart`)."""
+        from graveler.multipart import Multipart  # here: most handles never upload in parts
+
         if self.parts.uploads is None:
             raise InvalidArgument("this repository handle was opened without an upload store")
         return Multipart(self, self.parts.uploads)
@@ -119,58 +134,62 @@ class Repository:
         over it, as of now (see :mod:`graveler.views`)."""
         return self.parts.reads.view(self, ref)
 
-    log = log_commits
+    # Engine functions bound as methods. Each module is imported on the first use of one of
+    # its methods (see _METHODS below), so a command that only reads loads no writer, merger
+    # or importer; these assignments say the same to type checkers and documentation.
+    if TYPE_CHECKING:
+        log = log_commits
 
-    # --- branches and tags ----------------------------------------------------------------------
+        # --- branches and tags ---
 
-    create_branch = branches.create_branch
-    branch = branches.get_branch
-    branch_exists = branches.branch_exists
-    writable_branch = branches.writable_branch
-    list_branches = branches.list_branches
-    delete_branch = branches.delete_branch
-    protect_branch = branches.protect_branch
-    create_tag = branches.create_tag
-    tag = branches.get_tag
-    list_tags = branches.list_tags
-    delete_tag = branches.delete_tag
+        create_branch = branches.create_branch
+        branch = branches.get_branch
+        branch_exists = branches.branch_exists
+        writable_branch = branches.writable_branch
+        list_branches = branches.list_branches
+        delete_branch = branches.delete_branch
+        protect_branch = branches.protect_branch
+        create_tag = branches.create_tag
+        tag = branches.get_tag
+        list_tags = branches.list_tags
+        delete_tag = branches.delete_tag
 
-    # --- objects --------------------------------------------------------------------------------
+        # --- objects ---
 
-    put = writes.put
-    upload_many = uploads.upload_many
-    link = writes.link
-    make_linked_entry = writes.make_linked_entry
-    stage_entries = writes.stage_entries
-    delete = writes.delete
-    delete_many = writes.delete_many
-    stat = reads.stat
-    stat_many = reads.stat_many
-    exists = reads.exists
-    open = reads.open_object
-    get = reads.get
-    read_entry = reads.read_entry
-    open_entry = reads.open_entry
-    physical_uri = reads.physical_uri
-    iter_objects = reads.iter_objects
-    list = reads.list_objects
-    stat_staged = staged.stat_staged
-    get_staged = staged.get_staged
-    iter_staged = staged.iter_staged
-    list_staged = staged.list_staged
+        put = writes.put
+        upload_many = uploads.upload_many
+        link = writes.link
+        make_linked_entry = writes.make_linked_entry
+        stage_entries = writes.stage_entries
+        delete = writes.delete
+        delete_many = writes.delete_many
+        stat = reads.stat
+        stat_many = reads.stat_many
+        exists = reads.exists
+        open = reads.open_object
+        get = reads.get
+        read_entry = reads.read_entry
+        open_entry = reads.open_entry
+        physical_uri = reads.physical_uri
+        iter_objects = reads.iter_objects
+        list = reads.list_objects
+        stat_staged = staged.stat_staged
+        get_staged = staged.get_staged
+        iter_staged = staged.iter_staged
+        list_staged = staged.list_staged
 
-    # --- versioning -----------------------------------------------------------------------------
+        # --- versioning ---
 
-    commit = operations.commit
-    merge = operations.merge
-    revert = cherrypick.revert
-    cherry_pick = cherrypick.cherry_pick
-    reset = operations.reset
-    reset_hard = hardreset.reset_hard
-    diff = operations.diff_refs
-    diff_uncommitted = operations.diff_uncommitted
-    import_entries = operations.import_entries
-    import_data = imports.import_data
+        commit = operations.commit
+        merge = merges.merge
+        revert = cherrypick.revert
+        cherry_pick = cherrypick.cherry_pick
+        reset = operations.reset
+        reset_hard = hardreset.reset_hard
+        diff = operations.diff_refs
+        diff_uncommitted = operations.diff_uncommitted
+        import_entries = operations.import_entries
+        import_data = imports.import_data
 
     def hook_runs(
         self,
@@ -197,4 +216,73 @@ class Repository:
     ) -> AbstractContextManager[Transaction]:
         """``with repo.transaction("main") as tx:``: writes on an ephemeral branch, merged
         into ``base`` when the block succeeds (see :mod:`graveler.transaction`)."""
+        from graveler.transaction import transaction
+
         return transaction(self, base or self.info.default_branch, **kwargs)
+
+
+#: Repository method -> (module, function) of the engine function it binds.
+_METHODS: dict[str, tuple[str, str]] = {
+    "log": ("graveler.log", "log_commits"),
+    "create_branch": ("graveler.branches", "create_branch"),
+    "branch": ("graveler.branches", "get_branch"),
+    "branch_exists": ("graveler.branches", "branch_exists"),
+    "writable_branch": ("graveler.branches", "writable_branch"),
+    "list_branches": ("graveler.branches", "list_branches"),
+    "delete_branch": ("graveler.branches", "delete_branch"),
+    "protect_branch": ("graveler.branches", "protect_branch"),
+    "create_tag": ("graveler.branches", "create_tag"),
+    "tag": ("graveler.branches", "get_tag"),
+    "list_tags": ("graveler.branches", "list_tags"),
+    "delete_tag": ("graveler.branches", "delete_tag"),
+    "put": ("graveler.writes", "put"),
+    "upload_many": ("graveler.uploads", "upload_many"),
+    "link": ("graveler.writes", "link"),
+    "make_linked_entry": ("graveler.writes", "make_linked_entry"),
+    "stage_entries": ("graveler.writes", "stage_entries"),
+    "delete": ("graveler.writes", "delete"),
+    "delete_many": ("graveler.writes", "delete_many"),
+    "stat": ("graveler.reads", "stat"),
+    "stat_many": ("graveler.reads", "stat_many"),
+    "exists": ("graveler.reads", "exists"),
+    "open": ("graveler.reads", "open_object"),
+    "get": ("graveler.reads", "get"),
+    "read_entry": ("graveler.reads", "read_entry"),
+    "open_entry": ("graveler.reads", "open_entry"),
+    "physical_uri": ("graveler.reads", "physical_uri"),
+    "iter_objects": ("graveler.reads", "iter_objects"),
+    "list": ("graveler.reads", "list_objects"),
+    "stat_staged": ("graveler.staged", "stat_staged"),
+    "get_staged": ("graveler.staged", "get_staged"),
+    "iter_staged": ("graveler.staged", "iter_staged"),
+    "list_staged": ("graveler.staged", "list_staged"),
+    "commit": ("graveler.operations", "commit"),
+    "merge": ("graveler.merges", "merge"),
+    "revert": ("graveler.cherrypick", "revert"),
+    "cherry_pick": ("graveler.cherrypick", "cherry_pick"),
+    "reset": ("graveler.operations", "reset"),
+    "reset_hard": ("graveler.hardreset", "reset_hard"),
+    "diff": ("graveler.operations", "diff_refs"),
+    "diff_uncommitted": ("graveler.operations", "diff_uncommitted"),
+    "import_entries": ("graveler.operations", "import_entries"),
+    "import_data": ("graveler.imports", "import_data"),
+}
+
+
+class _Method:
+    """A method of :class:`Repository` whose module is imported on first use; it then
+    replaces itself on the class with the plain function, bound like any method."""
+
+    __slots__ = ("function", "module", "name")
+
+    def __init__(self, name: str, module: str, function: str) -> None:
+        self.name, self.module, self.function = name, module, function
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        function = getattr(importlib.import_module(self.module), self.function)
+        setattr(Repository, self.name, function)
+        return function if obj is None else function.__get__(obj, owner)
+
+
+for _name, (_module, _function) in _METHODS.items():
+    setattr(Repository, _name, _Method(_name, _module, _function))

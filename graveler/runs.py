@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from graveler import branches, operations
+from graveler import branches, merges, operations
 from graveler.commits import first_parent_log, merge_base
 from graveler.context import RepoContext
 from graveler.errors import (
@@ -40,6 +40,7 @@ from graveler.errors import (
     InvalidArgument,
     MergeConflict,
     NoChanges,
+    NotFastForward,
     RefNotFound,
 )
 from graveler.model import Branch, Commit, MergeResult
@@ -134,14 +135,22 @@ def publish(
     since: datetime | None = None,
     again: bool = False,
     keep_branch: bool = False,
-    fast_forward: bool = False,
+    fast_forward: bool | None = None,
+    ff_only: bool = False,
+    squash: bool = False,
+    allow_empty: bool = False,
 ) -> Publication:
     """Publish ``run``: commit its pending writes, merge its branch into the target (a merge
-    commit carrying ``metadata`` and the run's identity; with ``fast_forward``, an unchanged
-    target simply moves to the run's last commit), delete the branch (unless
-    ``keep_branch``). Idempotent (see the module docstring); ``again`` merges even when an
-    earlier publication is found. Raises MergeConflict (branch kept), DirtyBranch when the
-    target has uncommitted changes, BranchNotFound when the target does not exist.
+    commit carrying ``metadata`` and the run's identity; with ``fast_forward``, by default
+    only with ``ff_only``, an unchanged target simply moves to the run's last commit), delete
+    the branch (unless ``keep_branch``). Idempotent (see the module docstring); ``again``
+    merges even when an earlier publication is found. ``ff_only``, ``squash`` and
+    ``allow_empty`` are the merge options of :mod:`graveler.merges`: publish only by
+    fast-forward; one commit whose only parent is the target's head; a merge commit recording
+    the run even when it wrote nothing new. Raises MergeConflict (branch kept),
+    NotFastForward (``ff_only``; branch kept), DirtyBranch when the target has uncommitted
+    changes, BranchNotFound when the target does not exist, InvalidArgument for contradictory
+    options.
 
     A replayed publication reports ``before`` as the published commit's first parent: exact
     for a merge commit, the run's base for a fast-forward of a single commit."""
@@ -150,9 +159,11 @@ def publish(
         if earlier is not None:
             return earlier
     meta = {**(metadata or {}), RUN_KEY: run.identity}
+    ff = ff_only if fast_forward is None else fast_forward
+    options = merges.MergeOptions(ff, ff_only, squash, allow_empty)  # checked before anything
     try:
         commit_pending(repo, run, f"{message}: pending writes", metadata=meta, committer=committer)
-        merged = _merge(repo, run, message, meta, committer, strategy, fast_forward)
+        merged = _merge(repo, run, message, meta, committer, strategy, options)
     except (BranchNotFound, RefNotFound):
         branches.get_branch(repo, run.into)  # a missing target is the caller's error
         merged, vanished = None, True  # no run branch, or a concurrent attempt removed it
@@ -174,11 +185,11 @@ def _merge(
     meta: dict[str, str],
     committer: str | None,
     strategy: str | None,
-    fast_forward: bool,
+    options: merges.MergeOptions,
 ) -> MergeResult | None:
     """Merge the run's branch into its target; None when it holds nothing new."""
     try:
-        return operations.merge(
+        return merges.merge(
             repo,
             run.branch,
             run.into,
@@ -186,11 +197,14 @@ def _merge(
             message=message,
             metadata=meta,
             committer=committer,
-            fast_forward=fast_forward,
+            fast_forward=options.fast_forward,
+            ff_only=options.ff_only,
+            squash=options.squash,
+            allow_empty=options.allow_empty,
         )
     except NoChanges:
         return None
-    except MergeConflict as exc:
+    except (MergeConflict, NotFastForward) as exc:
         exc.add_note(f"the run's writes are kept on branch {run.branch!r}; nothing was published")
         raise
 

@@ -10,11 +10,14 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from graveler.committed.apply import Change
 from graveler.committed.record import ValueRecord
 from graveler.model import StagedEntry
 from graveler.refs.port import StagingStore, merge_tokens
+
+if TYPE_CHECKING:
+    from graveler.committed.apply import Change
 
 #: Hex digits of the issue time (milliseconds since the epoch) that open a token's last part.
 _TIME_DIGITS = 12
@@ -61,6 +64,8 @@ def merged_staging(
 
 
 def as_changes(entries: Iterator[StagedEntry]) -> Iterator[Change]:
+    from graveler.committed.apply import Change  # what commits need, not reads
+
     for e in entries:
         if e.identity is None or e.value is None:
             yield Change(e.key, None)

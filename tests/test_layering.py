@@ -190,6 +190,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "interfaces",
         (
             "graveler.cli.",
+            "graveler.__main__",
             "graveler.demo",
             "graveler.ui.",
             "graveler.server.",
@@ -208,6 +209,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.cherrypick",
             "graveler.hardreset",
             "graveler.branches",
+            "graveler.merges",
             "graveler.operations",
             "graveler.conflicts",
             "graveler.hooks",

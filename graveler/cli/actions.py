@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graveler import uri as uris
 from graveler.cli.output import Output, commit_doc
-from graveler.cli.shared import Handler, key_value, repo_of, status
-from graveler.client import Graveler
+from graveler.cli.shared import key_value, repo_of, status
 from graveler.errors import InvalidArgument, InvalidURI
-from graveler.hookevents import HookResult, HookRun
-from graveler.hooks.actions import parse_action
+
+if TYPE_CHECKING:
+    from graveler.client import Graveler
+    from graveler.hookevents import HookResult, HookRun
 
 
 def run_doc(run: HookRun) -> dict[str, Any]:
@@ -83,6 +84,8 @@ def runs_describe(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 
 def validate(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    from graveler.hooks.actions import parse_action
+
     path = Path(a.path)
     if not path.is_file():
         raise InvalidArgument(f"{path} is not a file")
@@ -119,11 +122,3 @@ def import_command(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     where = f"{dest.ref}/{result.destination}"
     out.commit(result.commit, heading=f"Imported {result.objects} object(s) to {where}:")
     return 0
-
-
-HANDLERS: dict[str, Handler] = {
-    "actions_runs_list": runs_list,
-    "actions_runs_describe": runs_describe,
-    "actions_validate": validate,
-    "import": import_command,
-}

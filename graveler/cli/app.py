@@ -1,9 +1,11 @@
-"""Dispatch for the ``graveler`` CLI, importing only what the command needs.
+"""Entry point of the ``graveler`` CLI, importing only what the command needs.
 
 Arguments are parsed by :mod:`graveler.cli.parser` (argparse only). ``repo list`` on a SQLite
 database is answered by :mod:`graveler.cli.quick` with the standard library alone; every
-other command imports the engine (:mod:`graveler.cli.commands`). Start-up is what scripts
-that call the CLI in a loop pay on every call.
+other command imports its own module (:mod:`graveler.cli.registry`) and the engine it uses,
+on the embedded store for SQLite (no SQLAlchemy) and printing without rich into a pipe
+(:mod:`graveler.cli.plain`). Start-up is what scripts that call the CLI in a loop pay on
+every call.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ __all__ = ["EXIT_USAGE", "build_parser", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(words).parse_args(words)
     try:
         return _run(args)
     except GravelerError as exc:
@@ -39,10 +42,10 @@ def _run(args: object) -> int:
     answered = quick.answer(args)
     if answered is not None:
         return answered
-    from graveler.cli import commands
+    from graveler.cli import registry
     from graveler.cli.output import Output
 
-    return commands.dispatch(args, Output(getattr(args, "json", False)))  # type: ignore[arg-type]
+    return registry.dispatch(args, Output(getattr(args, "json", False)))  # type: ignore[arg-type]
 
 
 def _report(exc: GravelerError) -> None:

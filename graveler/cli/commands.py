@@ -1,17 +1,17 @@
-"""Command handlers: each takes parsed arguments and an :class:`Output`, returns an exit code."""
+"""Command handlers of repositories, branches, tags, commit, show, diff, merge and gc: each
+takes the client, the parsed arguments and an :class:`Output`, and returns an exit code
+(:mod:`graveler.cli.registry` says which function runs which command). What only one command
+needs is imported inside it."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from graveler import runs
 from graveler import uri as uris
-from graveler.cli import actions, fs, history, maintenance, serve, ui
-from graveler.cli import gc as gc_command
 from graveler.cli.output import Output, branch_doc, diff_doc, tag_doc
 from graveler.cli.quick import repo_doc
 from graveler.cli.shared import (
-    Handler,
     done,
     interactive,
     key_value,
@@ -20,17 +20,10 @@ from graveler.cli.shared import (
     same_repo,
     status,
 )
-from graveler.client import Graveler
-from graveler.conflicts import load_resolver
 from graveler.errors import InvalidArgument
 
-
-def dispatch(args: argparse.Namespace, out: Output) -> int:
-    parts = [args.command, getattr(args, "action", None), getattr(args, "runs_action", None)]
-    name = "_".join(p for p in parts if p)
-    handler: Handler = HANDLERS[name]
-    with Graveler(home=args.home, database_url=args.database_url) as gv:
-        return handler(gv, args, out)
+if TYPE_CHECKING:
+    from graveler.client import Graveler
 
 
 # --- repo ----------------------------------------------------------------------------------------
@@ -42,9 +35,10 @@ def repo_create(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     if out.as_json:
         out.json(repo_doc(repo.info))
     else:
-        out.message(
-            f"Repository [bold]{repo.name}[/bold] created at {repo.info.storage_namespace} "
-            f"(default branch '{repo.info.default_branch}')"
+        info = repo.info
+        where = f"created at {info.storage_namespace} (default branch '{info.default_branch}')"
+        out.styled(
+            f"Repository [bold]{repo.name}[/bold] {where}", f"Repository {repo.name} {where}"
         )
     return 0
 
@@ -115,6 +109,8 @@ def branch_reset(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     if a.hard is not None:
         if a.prefix:
             raise InvalidArgument("--hard resets the whole branch: drop --prefix")
+        from graveler.cli import history
+
         return history.reset_hard(repo, name, a.hard, out)
     repo.reset(name, a.prefix)
     scope = f" under {a.prefix!r}" if a.prefix else ""
@@ -130,6 +126,8 @@ def branch_protect(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 
 def branch_prune(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    from graveler import runs
+
     repo, _ = repo_of(gv, a.uri)
     age = runs.parse_age(a.older_than)
     found = runs.prune(repo, prefix=a.prefix, older_than=age, dry_run=a.dry_run)
@@ -213,55 +211,48 @@ def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     if out.as_json:
         out.json(docs)
     else:
-        signs = {
-            "added": "[green]+ added  [/green]",
-            "removed": "[red]- removed[/red]",
-            "changed": "[yellow]~ changed[/yellow]",
-        }
         for d in docs:
-            out.message(f"{signs[d['type']]} {d['path']}")
+            markup, text = _DIFF_SIGNS[d["type"]]
+            out.styled(f"{markup} {d['path']}", f"{text} {d['path']}")
         if not docs:
             out.message("No differences.")
     return 0
 
 
+#: How a human reads a difference: (rich markup, the plain text it prints).
+_DIFF_SIGNS = {
+    "added": ("[green]+ added  [/green]", "+ added  "),
+    "removed": ("[red]- removed[/red]", "- removed"),
+    "changed": ("[yellow]~ changed[/yellow]", "~ changed"),
+}
+
+
 def merge(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    from graveler.conflicts import load_resolver
+
     repo, source, _ = ref_uri(gv, a.source)
     dest = same_repo(repo, a.dest)
     resolver = load_resolver(a.resolver) if a.resolver else None
+    meta = dict(key_value(kv) for kv in a.meta)
     with status(out, f"Merging {source} into {dest} ..."):
-        merged = repo.merge(source, dest, strategy=a.strategy, message=a.message, resolver=resolver)
+        merged = repo.merge(
+            source,
+            dest,
+            strategy=a.strategy,
+            message=a.message,
+            metadata=meta,
+            resolver=resolver,
+            fast_forward=a.fast_forward,
+            ff_only=a.ff_only,
+            squash=a.squash,
+            allow_empty=a.allow_empty,
+        )
     out.commit(merged.commit, heading=f"Merged {source} into {dest}:")
     return 0
 
 
 def gc(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    from graveler.cli import gc as gc_command
+
     repo, _ = repo_of(gv, a.uri)
     return gc_command.run(repo, a, out, interactive=interactive(out))
-
-
-HANDLERS: dict[str, Handler] = {
-    "repo_create": repo_create,
-    "repo_list": repo_list,
-    "repo_delete": repo_delete,
-    "branch_create": branch_create,
-    "branch_list": branch_list,
-    "branch_delete": branch_delete,
-    "branch_reset": branch_reset,
-    "branch_protect": branch_protect,
-    "branch_prune": branch_prune,
-    "tag_create": tag_create,
-    "tag_list": tag_list,
-    "tag_delete": tag_delete,
-    **fs.HANDLERS,
-    "commit": commit,
-    "show": show,
-    "diff": diff,
-    "merge": merge,
-    **history.HANDLERS,
-    **actions.HANDLERS,
-    **maintenance.HANDLERS,
-    **ui.HANDLERS,
-    **serve.HANDLERS,
-    "gc": gc,
-}

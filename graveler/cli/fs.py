@@ -7,13 +7,16 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graveler.cli.output import Output, entry_doc
-from graveler.cli.shared import Handler, done, progress, ref_uri
-from graveler.client import Graveler
-from graveler.entry import ObjectEntry
+from graveler.cli.shared import done, progress, ref_uri
 from graveler.errors import InvalidArgument, InvalidURI
-from graveler.repository import Repository
+
+if TYPE_CHECKING:
+    from graveler.client import Graveler
+    from graveler.entry import ObjectEntry
+    from graveler.repository import Repository
 
 
 def fs_upload(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
@@ -127,12 +130,3 @@ def fs_rm(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
         paths = [path]
     done(out, {"deleted": paths}, f"Deleted {len(paths)} object(s) on {branch} (staged)")
     return 0
-
-
-HANDLERS: dict[str, Handler] = {
-    "fs_upload": fs_upload,
-    "fs_cat": fs_cat,
-    "fs_stat": fs_stat,
-    "fs_ls": fs_ls,
-    "fs_rm": fs_rm,
-}

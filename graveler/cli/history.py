@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import argparse
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graveler import uri as uris
 from graveler.cli.output import Output, commit_doc
-from graveler.cli.shared import Handler, key_value, ref_uri, same_repo, status
-from graveler.client import Graveler
+from graveler.cli.shared import key_value, ref_uri, same_repo, status
 from graveler.errors import InvalidArgument
-from graveler.repository import Repository
 from graveler.resolve import resolve_commit
+
+if TYPE_CHECKING:
+    from graveler.client import Graveler
+    from graveler.repository import Repository
 
 
 def log(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
@@ -103,11 +105,3 @@ def _time(text: str | None, flag: str) -> datetime | None:
     if when.tzinfo is None:
         raise InvalidArgument(f"{flag} needs a time zone (e.g. 2026-01-02T03:04:05Z)")
     return when
-
-
-HANDLERS: dict[str, Handler] = {
-    "log": log,
-    "cherry-pick": cherry_pick,
-    "revert": revert,
-    "branch_revert": revert,
-}

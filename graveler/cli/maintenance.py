@@ -7,12 +7,15 @@ and unreachable commits are reported but are not problems).
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from graveler import uri as uris
 from graveler.cli.output import Output
-from graveler.client import Graveler
 from graveler.fsck import FsckReport, fsck
 from graveler.refdump import dump_refs, restore_refs
+
+if TYPE_CHECKING:
+    from graveler.client import Graveler
 
 #: Exit code of ``fsck`` when it found problems.
 EXIT_PROBLEMS = 1
@@ -102,6 +105,3 @@ def refs_restore(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
         f"{len(branches)} branch(es); run 'graveler fsck graveler://{repo.name}' to check it"
     )
     return 0
-
-
-HANDLERS = {"fsck": fsck_command, "refs_dump": refs_dump, "refs_restore": refs_restore}

@@ -1,4 +1,9 @@
-"""Rendering for the CLI: JSON documents for scripts, rich tables for people."""
+"""Rendering for the CLI: JSON documents for scripts, tables and text for people.
+
+Text and tables go through rich (colour, markup, wrapping) only where printing them plainly
+would differ from what rich prints (:mod:`graveler.cli.plain`); rich is imported on first
+use, so a command printing into a pipe does not pay for it.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,16 @@ import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
+from graveler.cli.plain import output_width, plain_stream, plain_table, plain_text, write
 
-from graveler.entry import ObjectEntry
-from graveler.model import Branch, Commit, Tag
-from graveler.operations import Difference
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from graveler.entry import ObjectEntry
+    from graveler.model import Branch, Commit, Tag
+    from graveler.operations import Difference
 
 
 def commit_doc(c: Commit) -> dict[str, Any]:
@@ -61,8 +68,27 @@ class Output:
 
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
-        self.console = Console(highlight=False, soft_wrap=True)
-        self.err = Console(stderr=True, highlight=False)
+        self._plain = plain_stream(sys.stdout)
+        self._console: Console | None = None
+        self._err: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        """rich's console on stdout (imported and made on first use)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(highlight=False, soft_wrap=True)
+        return self._console
+
+    @property
+    def err(self) -> Console:
+        """rich's console on stderr, for spinners and progress bars."""
+        if self._err is None:
+            from rich.console import Console
+
+            self._err = Console(stderr=True, highlight=False)
+        return self._err
 
     def json(self, doc: Any) -> None:
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
@@ -70,33 +96,50 @@ class Output:
     def table(
         self, title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]
     ) -> None:
+        cells = [[str(v) for v in row] for row in rows]
+        if title is None and self._plain:
+            text = plain_table(columns, cells, output_width())
+            if text is not None:
+                sys.stdout.write(text)
+                return
+        from rich.table import Table
+
         table = Table(title=title, show_edge=False, header_style="bold")
         for col in columns:
             table.add_column(col)
-        for row in rows:
-            table.add_row(*(str(v) for v in row))
+        for row in cells:
+            table.add_row(*row)
         self.console.print(table)
 
     def message(self, text: str) -> None:
-        self.console.print(text)
+        """``text`` (rich markup) on its own line."""
+        self.styled(text, text)
+
+    def styled(self, markup: str, text: str) -> None:
+        """``text`` plainly when rich would print it as it is, else ``markup`` (``text``
+        with rich styles) through rich."""
+        if self._plain and plain_text(text):
+            write(text)
+        else:
+            self.console.print(markup)
 
     def commit(self, c: Commit, heading: str | None = None) -> None:
         if self.as_json:
             self.json(commit_doc(c))
             return
         if heading:
-            self.console.print(heading)
-        self.console.print(f"[yellow]commit {c.id}[/yellow]")
+            self.message(heading)
+        self.styled(f"[yellow]commit {c.id}[/yellow]", f"commit {c.id}")
         if len(c.parents) > 1:
-            self.console.print("Merge:  " + " ".join(p[:12] for p in c.parents))
-        self.console.print(f"Author: {c.committer}")
-        self.console.print(f"Date:   {c.creation_date:%Y-%m-%d %H:%M:%S %Z}")
+            self.message("Merge:  " + " ".join(p[:12] for p in c.parents))
+        self.message(f"Author: {c.committer}")
+        self.message(f"Date:   {c.creation_date:%Y-%m-%d %H:%M:%S %Z}")
         for k, v in sorted(c.metadata.items()):
-            self.console.print(f"Meta:   {k} = {v}")
-        self.console.print(f"\n    {c.message}\n")
+            self.message(f"Meta:   {k} = {v}")
+        self.message(f"\n    {c.message}\n")
 
     def mapping(self, doc: Mapping[str, Any]) -> None:
         width = max(len(k) for k in doc)
         for k, v in doc.items():
             shown = json.dumps(v) if isinstance(v, dict | list) else v
-            self.console.print(f"{k + ':':{width + 2}}{shown}")
+            self.message(f"{k + ':':{width + 2}}{shown}")

@@ -3,8 +3,9 @@
 Scripts call ``graveler`` in loops, so start-up matters: importing SQLAlchemy and rich costs
 several times what Python's own start-up does. ``repo list`` needs neither: it reads one
 table (:mod:`graveler.refs.lite`) and prints it as JSON or as the same plain table rich would
-print. Whenever that is not exactly possible (PostgreSQL, a schema to migrate, a terminal,
-a table wider than the output) :func:`answer` returns None and the full command runs.
+print (:mod:`graveler.cli.plain`). Whenever that is not exactly possible (PostgreSQL, a schema
+to migrate, a terminal, a table wider than the output) :func:`answer` returns None and the
+full command runs.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import os
 import sys
 from typing import Any
 
+from graveler.cli.plain import output_width, plain_stream, plain_table
 from graveler.config import ClientSettings
 from graveler.model import Repository
+from graveler.refs.sqlite_db import plain_sqlite_path
 
-_SQLITE = "sqlite:///"
 _COLUMNS = ["REPOSITORY", "DEFAULT BRANCH", "STORAGE NAMESPACE", "CREATED"]
 
 
@@ -38,7 +40,7 @@ def answer(args: Any) -> int | None:
         sys.stdout.write("\n")
         return 0
     rows = [[r.name, r.default_branch, r.storage_namespace, _created(r)] for r in repos]
-    text = plain_table(_COLUMNS, rows, _output_width())
+    text = plain_table(_COLUMNS, rows, output_width()) if plain_stream(sys.stdout) else None
     if text is None:
         return None
     sys.stdout.write(text)
@@ -56,34 +58,8 @@ def repo_doc(r: Repository) -> dict[str, str]:
     }
 
 
-def plain_table(columns: list[str], rows: list[list[str]], width: int | None) -> str | None:
-    """The table as rich prints it without a terminal (``show_edge=False``), or None when
-    it would not fit in ``width`` characters (rich would wrap it) or ``width`` is None."""
-    widths = [max(len(c) for c in column) for column in zip(columns, *rows, strict=True)]
-    if width is None or sum(widths) + 3 * len(widths) - 1 > width:
-        return None
-    if any(not c.isprintable() for row in rows for c in row):
-        return None
-
-    def line(cells: list[str], sep: str) -> str:
-        return sep.join(f" {c.ljust(w)} " for c, w in zip(cells, widths, strict=True)) + "\n"
-
-    rule = "╇".join("━" * (w + 2) for w in widths) + "\n"
-    return line(columns, "┃") + rule + "".join(line(row, "│") for row in rows)
-
-
 def _created(r: Repository) -> str:
     return f"{r.creation_date:%Y-%m-%d %H:%M:%S}"
-
-
-def _output_width() -> int | None:
-    """rich's width without a terminal (``COLUMNS``, else 80); None on a terminal."""
-    if sys.stdout.isatty():
-        return None
-    try:
-        return int(os.environ.get("COLUMNS", "80"))
-    except ValueError:
-        return None
 
 
 def _sqlite_file(home: str | None, database_url: str | None) -> str | None:
@@ -92,6 +68,4 @@ def _sqlite_file(home: str | None, database_url: str | None) -> str | None:
     url = settings.database_url
     if url is None:
         return os.path.join(os.path.abspath(settings.home or ".graveler"), "graveler.db")
-    if not url.startswith(_SQLITE) or "?" in url or len(url) == len(_SQLITE):
-        return None
-    return os.path.abspath(url[len(_SQLITE) :])
+    return plain_sqlite_path(url)

@@ -11,12 +11,14 @@ import argparse
 import importlib
 import sys
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graveler import uri as uris
 from graveler.cli.output import Output
-from graveler.client import Graveler
 from graveler.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from graveler.client import Graveler
 
 
 def _server(module: str) -> Any:
@@ -128,11 +130,3 @@ def _key_doc(key: Any) -> dict[str, Any]:
         "created": key.created.isoformat(),
         "description": key.description,
     }
-
-
-HANDLERS = {
-    "serve": serve,
-    "credentials_create": credentials_create,
-    "credentials_list": credentials_list,
-    "credentials_delete": credentials_delete,
-}

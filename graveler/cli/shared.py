@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from typing import TYPE_CHECKING
 
 from graveler import uri as uris
 from graveler.cli.output import Output
-from graveler.client import Graveler
+from graveler.cli.plain import plain_stream
 from graveler.errors import InvalidArgument, InvalidURI
-from graveler.repository import Repository
 
-Handler = Callable[[Graveler, argparse.Namespace, Output], int]
+if TYPE_CHECKING:
+    from graveler.client import Graveler
+    from graveler.repository import Repository
+
+Handler = Callable[["Graveler", argparse.Namespace, Output], int]
 
 
 def repo_of(gv: Graveler, text: str) -> tuple[Repository, uris.GravelerURI]:
@@ -66,6 +69,8 @@ def progress(out: Output, text: str, total: int) -> Iterator[Callable[[], None]]
     if not interactive(out):
         yield lambda: None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     columns = (TextColumn(text), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=out.err, transient=True) as bar:
         task = bar.add_task(text, total=total)
@@ -73,4 +78,8 @@ def progress(out: Output, text: str, total: int) -> Iterator[Callable[[], None]]
 
 
 def interactive(out: Output) -> bool:
-    return not out.as_json and out.err.is_terminal and os.environ.get("CI") != "true"
+    """Whether progress may be shown on stderr: a terminal (as rich sees it), no --json, not
+    in CI. A plain stderr is known not to be a terminal without asking rich."""
+    if out.as_json or os.environ.get("CI") == "true" or plain_stream(sys.stderr):
+        return False
+    return out.err.is_terminal

@@ -13,10 +13,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import TYPE_CHECKING
 
 from graveler.cli.output import Output
-from graveler.client import Graveler
 from graveler.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from graveler.client import Graveler
 
 
 def ui(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
@@ -40,6 +43,3 @@ def ui(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     sys.stdout.flush()  # the address, before serving (a pipe would hold it back)
     server.run()
     return 0
-
-
-HANDLERS = {"ui": ui}

@@ -22,9 +22,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from graveler.errors import CorruptFile
 
@@ -43,6 +42,32 @@ class CacheStats:
     disk_hits: int = 0
     fetches: int = 0
     corrupt_dropped: int = 0
+
+
+class _Flight(Generic[T]):
+    """One load in flight: its leader publishes the value or the error, followers wait for
+    it (what ``concurrent.futures.Future`` does, without importing that package on reads)."""
+
+    __slots__ = ("_done", "_error", "_value")
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._value: T | None = None
+        self._error: BaseException | None = None
+
+    def set_result(self, value: T) -> None:
+        self._value = value
+        self._done.set()
+
+    def set_exception(self, error: BaseException) -> None:
+        self._error = error
+        self._done.set()
+
+    def result(self) -> T:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
 
 
 class _LruBytes:
@@ -88,7 +113,7 @@ class TieredCache:
         self._ram = _LruBytes(ram_bytes)
         self._disk = _LruBytes(disk_bytes)
         self._lock = threading.Lock()
-        self._inflight: dict[str, Future[Any]] = {}
+        self._inflight: dict[str, _Flight[Any]] = {}
         if directory is not None:
             os.makedirs(directory, exist_ok=True)
             self._adopt_disk_files()
@@ -140,7 +165,7 @@ class TieredCache:
             future = self._inflight.get(file_id)
             leader = future is None
             if future is None:
-                future = self._inflight[file_id] = Future()
+                future = self._inflight[file_id] = _Flight()
         if not leader:
             return future.result()  # type: ignore[no-any-return]
         try:

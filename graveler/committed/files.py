@@ -14,7 +14,7 @@ import tempfile
 import threading
 from bisect import bisect_left
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from graveler.committed.cache import TieredCache
 from graveler.committed.record import (
@@ -31,7 +31,10 @@ from graveler.committed.record import (
 from graveler.errors import CorruptFile, GravelerError, ObjectNotFound, StorageError
 from graveler.model import EMPTY_METARANGE_ID
 from graveler.objectstore.port import ObjectStore
-from graveler.sstable import SstReader, table_bytes
+from graveler.sstable import SstReader
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 TREE_PREFIX = "_graveler/"
 # Python object overhead per decoded record (tuple, three bytes objects, dict and list slots,
@@ -171,6 +174,8 @@ class TreeFiles:
 
     def _write_file(self, fid: str, keys: list[bytes], values: list[bytes]) -> Future[str]:
         """Build the SST in memory, then store it in the background."""
+        from graveler.sstable.writer import table_bytes  # rocksdict: writes only
+
         data = table_bytes(keys, values, self.scratch_dir)
         self.files_written += 1
         return _uploads().submit(self._publish, fid, data)
@@ -256,6 +261,8 @@ def _uploads() -> ThreadPoolExecutor:
     global _uploader
     with _uploader_lock:
         if _uploader is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             _uploader = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="graveler-tree")
         return _uploader
 

@@ -10,18 +10,21 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
-from graveler.committed.apply import ApplySummary, Change, apply_changes
 from graveler.committed.cache import TieredCache
-from graveler.committed.diff import DiffEntry, diff_trees
 from graveler.committed.files import MetarangeData, TreeFiles
 from graveler.committed.iterator import TreeIterator
-from graveler.committed.merge import MergeStrategy, PrefixOverride, RecordResolver, merge_trees
 from graveler.committed.record import RangeInfo, ValueRecord
 from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
 from graveler.keyspace import successor
 from graveler.model import EMPTY_METARANGE_ID, RangeSettings
 from graveler.objectstore.port import ObjectStore
+
+if TYPE_CHECKING:  # the algorithms are imported by the methods that run them
+    from graveler.committed.apply import ApplySummary, Change
+    from graveler.committed.diff import DiffEntry
+    from graveler.committed.merge import MergeStrategy, PrefixOverride, RecordResolver
 
 #: A batch holding more than 1/WHOLE_INDEX_RATIO of a tree's records probes a whole-tree dict.
 WHOLE_INDEX_RATIO = 20
@@ -112,10 +115,14 @@ class CommittedManager:
 
     def write_records(self, records: Iterable[ValueRecord]) -> tuple[str, ApplySummary]:
         """Build a tree from key-ordered records (import / bulk load)."""
+        from graveler.committed.apply import Change
+
         return self.apply(EMPTY_METARANGE_ID, (Change(r.key, r) for r in records))
 
     def apply(self, base_id: str, changes: Iterable[Change]) -> tuple[str, ApplySummary]:
         """New tree = ``base_id`` with key-ordered ``changes`` applied."""
+        from graveler.committed.apply import apply_changes
+
         return apply_changes(self.files, self.settings, self.ranges(base_id), changes)
 
     def diff(
@@ -128,6 +135,8 @@ class CommittedManager:
         (a binary search in each metarange), so the cost follows the ranges under the prefix
         and past the start (one page of a long diff costs one page), not the size of the
         trees."""
+        from graveler.committed.diff import diff_trees
+
         if left_id == right_id:
             return iter(())
         left, right = self.files.metarange(left_id), self.files.metarange(right_id)
@@ -151,6 +160,9 @@ class CommittedManager:
         """Three-way merge; raises MergeConflict. Trivial cases never touch ranges.
         ``resolver`` decides conflicting keys before ``strategy``; ``override`` replaces the
         merge under some prefixes (see merge_trees)."""
+        from graveler.committed.apply import ApplySummary
+        from graveler.committed.merge import MergeStrategy, merge_trees
+
         strat = MergeStrategy.parse(strategy)
         if override is None or not override.prefixes:
             if source_id in (base_id, dest_id):
@@ -170,6 +182,8 @@ class CommittedManager:
 
 
 def _summary_of(entries: Iterable[DiffEntry]) -> ApplySummary:
+    from graveler.committed.apply import ApplySummary
+
     summary = ApplySummary()
     for e in entries:
         if e.left is None:
@@ -182,6 +196,20 @@ def _summary_of(entries: Iterable[DiffEntry]) -> ApplySummary:
 
 
 __all__ = ["ApplySummary", "Change", "CommittedManager", "MergeStrategy", "ValueRecord"]
+
+
+def __getattr__(name: str) -> Any:
+    """The re-exported names of the algorithms' modules, imported on first use."""
+    homes = {
+        "ApplySummary": "apply",
+        "Change": "apply",
+        "MergeStrategy": "merge",
+    }
+    if name in homes:
+        import importlib
+
+        return getattr(importlib.import_module(f"graveler.committed.{homes[name]}"), name)
+    raise AttributeError(f"module 'graveler.committed.manager' has no attribute {name!r}")
 
 
 def _span(meta: MetarangeData, prefix: bytes, start: bytes = b"") -> tuple[int, int]:

@@ -9,15 +9,18 @@ write of the same records would produce: trees are history-independent.
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from itertools import accumulate, islice
 from operator import add, itemgetter, lt
+from typing import TYPE_CHECKING
 
 from graveler.committed.files import TreeFiles
 from graveler.committed.record import RangeInfo, ValueRecord, encode_value, encode_values
 from graveler.committed.splitter import Splitter
 from graveler.errors import InvalidArgument
 from graveler.model import RangeSettings
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 class TreeWriter:

@@ -16,6 +16,7 @@ from graveler.gateway.errors import S3Error, from_graveler, not_implemented
 from graveler.gateway.listing import buckets_document
 from graveler.gateway.objects import writable
 from graveler.gateway.xml import document, group, parse, text_of, timestamp
+from graveler.namespaces import canonical_namespace
 from graveler.repository import Repository
 
 MAX_DELETE = 1000
@@ -52,7 +53,14 @@ async def create_bucket(call: Call, namespace_root: str | None) -> None:
     given = call.request.header("x-graveler-storage-namespace") or call.request.query.get(
         "storage-namespace"
     )
-    namespace = given or _default_namespace(call.client, namespace_root, name)
+    root = _root(call.client, namespace_root)
+    namespace = canonical_namespace(given or f"{root}/{name}")
+    if namespace.startswith("file:") and not namespace.startswith(root + "/"):
+        raise S3Error(
+            "AccessDenied",
+            f"a local namespace given through the gateway must lie under {root}",
+            403,
+        )
     try:
         await call.run(call.client.create_repository, name, namespace)
     except AlreadyExists:
@@ -62,10 +70,11 @@ async def create_bucket(call: Call, namespace_root: str | None) -> None:
     await call.respond(200, b"", {"Location": f"/{name}"})
 
 
-def _default_namespace(client: Graveler, root: str | None, name: str) -> str:
+def _root(client: Graveler, root: str | None) -> str:
+    """Where new repositories go: ``--namespace-root``, else the home's data directory."""
     if root is None:
-        return client.default_namespace(name)
-    return root.rstrip("/") + "/" + name
+        return client.default_namespace("x").rsplit("/", 1)[0]
+    return canonical_namespace(root).rstrip("/")
 
 
 async def delete_bucket(call: Call) -> None:

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from graveler.client import Graveler
-from graveler.errors import RepositoryNotFound
+from graveler.errors import InvalidName, RepositoryNotFound
 from graveler.gateway.body import Body, Receive
 from graveler.gateway.errors import S3Error, from_graveler, no_such_bucket
 from graveler.gateway.request import S3Request
@@ -70,6 +70,8 @@ class Call:
             return await self.run(self.repositories, name)
         except RepositoryNotFound:
             raise no_such_bucket(name) from None
+        except InvalidName:
+            raise S3Error("InvalidBucketName", "the specified bucket is not valid", 400) from None
 
     async def respond(
         self,

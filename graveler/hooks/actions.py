@@ -28,8 +28,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from graveler.errors import InvalidAction, InvalidArgument
 from graveler.hookevents import HookEvent
 from graveler.hooks.registry import path_match
@@ -79,6 +77,8 @@ class Action:
 
 def parse_action(data: bytes | str, path: str = "") -> Action:
     """Parse and validate one action file; raises InvalidAction saying what is wrong."""
+    import yaml  # here: only a repository with action files needs a YAML parser
+
     where = f"action file {path}" if path else "action file"
     try:
         doc = yaml.safe_load(data)

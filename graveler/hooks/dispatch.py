@@ -13,12 +13,12 @@ losing a race for the branch (lakeFS behaves the same); each attempt is its own 
 
 from __future__ import annotations
 
-import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from functools import partial
+from typing import Any
 
 from graveler import reads
 from graveler.context import RepoContext
@@ -44,7 +44,14 @@ from graveler.hooks.runners import (
 )
 from graveler.lru import LruCache
 
-log = logging.getLogger(__name__)
+
+def _log() -> Any:
+    """This module's logger (``logging`` is imported when something is logged)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
+
 _MAX_ERROR = 1000
 
 
@@ -99,7 +106,7 @@ class HookDispatcher:
         if failed is not None:
             if record.event.is_pre:
                 raise HookAborted(record.event.value, run_id, f"{failed.hook_id}: {failed.error}")
-            log.warning(
+            _log().warning(
                 "%s hook %s failed (run %s): %s", record.event, failed.hook_id, run_id, failed.error
             )
         return run_id
@@ -191,7 +198,7 @@ class HookDispatcher:
         except GravelerError:
             if run.event.is_pre:
                 raise
-            log.exception("recording hook run %s failed", run.run_id)
+            _log().exception("recording hook run %s failed", run.run_id)
 
 
 def _fail_now(hook_id: str, kind: str, error: str) -> HookResult:

@@ -17,17 +17,27 @@ code the operator installed: they are loaded once per client, on the first event
 
 from __future__ import annotations
 
-import logging
+import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Any
 
 from graveler.errors import InvalidArgument
 from graveler.hookevents import HookEvent
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+
+def _log() -> Any:
+    """This module's logger (``logging`` is imported when something is logged)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 #: The entry-point group packages register hooks under.
 ENTRY_POINT_GROUP = "graveler.hooks"
@@ -132,7 +142,7 @@ def load_entry_points(registry: HookRegistry, group: str = ENTRY_POINT_GROUP) ->
             else:
                 target(registry)
         except Exception as exc:
-            log.exception("graveler hooks entry point %r could not be loaded", ep.name)
+            _log().exception("graveler hooks entry point %r could not be loaded", ep.name)
             failures.append(f"entry point {ep.name!r} ({ep.value}) failed to load: {exc}")
     return failures
 
@@ -142,7 +152,58 @@ def installed_entry_points(group: str) -> tuple[EntryPoint, ...]:
     """The installed entry points of ``group``, scanned once per process (a scan of every
     installed distribution takes milliseconds; clients are opened often). Call
     ``installed_entry_points.cache_clear()`` after installing a package at run time."""
+    if not _declared_anywhere(group):
+        return ()
+    from importlib.metadata import entry_points  # its import and scan take tens of ms
+
     return tuple(entry_points(group=group))
+
+
+#: Finders of ``sys.meta_path`` known to list distributions the way :func:`_declared_anywhere`
+#: reads them (the standard path finder), or not at all.
+_PLAIN_FINDERS = ("PathFinder",)
+
+
+def _declared_anywhere(group: str) -> bool:
+    """Whether some distribution that ``importlib.metadata`` would find may declare an entry
+    point of ``group``: the ``entry_points.txt`` of every ``*.dist-info`` / ``*.egg-info``
+    directory on ``sys.path`` is searched for the group's name. Conservative: True for
+    anything it cannot read that way (a zip file on the path, an egg directory, a finder of
+    its own), so that only a certain "none" skips importing ``importlib.metadata``."""
+    for finder in sys.meta_path:
+        finds = getattr(finder, "find_distributions", None)
+        if finds is not None and getattr(finder, "__name__", None) not in _PLAIN_FINDERS:
+            return True
+    needle = group.encode()
+    return any(_declares(entry or ".", needle) for entry in sys.path)
+
+
+def _declares(directory: str, needle: bytes) -> bool:
+    """:func:`_declared_anywhere` for one ``sys.path`` entry."""
+    if not os.path.isdir(directory):
+        return os.path.exists(directory) and not directory.endswith(_STDLIB_ZIP)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False  # importlib.metadata cannot list it either
+    for name in names:
+        if name.endswith(".egg"):
+            return True
+        if not name.endswith((".dist-info", ".egg-info")):
+            continue
+        try:
+            with open(os.path.join(directory, name, "entry_points.txt"), "rb") as fh:
+                if needle in fh.read():
+                    return True
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            return True
+    return False
+
+
+#: The standard library's own zip on ``sys.path`` (``pythonXY.zip``) holds no distributions.
+_STDLIB_ZIP = f"python{sys.version_info[0]}{sys.version_info[1]}.zip"
 
 
 def path_match(pattern: str, name: str) -> bool:

@@ -22,8 +22,6 @@ import importlib
 import json
 import os
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -181,8 +179,15 @@ def post_webhook(
     headers = {str(k): _substitute(v) for k, v in dict(props.get("headers") or {}).items()}
     headers["Content-Type"] = "application/json"
     body = json.dumps(payload).encode()
+    import urllib.error
+    import urllib.request  # here: most processes never post a webhook
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None  # a 3xx then surfaces as an HTTPError: not a pass
+
     request = urllib.request.Request(target, data=body, headers=headers, method="POST")
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirect())
     try:
         with opener.open(request, timeout=_timeout(props.get("timeout"))) as response:
             status = response.status
@@ -197,11 +202,6 @@ def post_webhook(
 
 def payload_for(repo: str, record: EventRecord, action: str, hook_id: str) -> Mapping[str, object]:
     return webhook_payload(record, repo, action, hook_id, datetime.now(UTC))
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # a 3xx then surfaces as an HTTPError: not a pass
 
 
 def _public(url: str) -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -42,6 +41,14 @@ from sqlalchemy.pool import StaticPool
 from graveler import config
 from graveler.errors import AlreadyExists, GravelerError, InvalidArgument, StorageError
 from graveler.refs.changes import ChangeMarker, local_only, sqlite_marker
+from graveler.refs.sqlite_conn import (
+    ThreadConnections,
+    describe,
+    write_transaction,
+)
+from graveler.refs.sqlite_conn import (
+    is_unique_violation as _sqlite_unique,
+)
 
 #: Execution option read by the SQLite ``begin`` hook: "DEFERRED" or "IMMEDIATE".
 BEGIN_OPTION = "graveler_sqlite_begin"
@@ -50,12 +57,9 @@ SYNC_OPTION = "graveler_sqlite_synchronous"
 
 SUPPORTED_DIALECTS = ("sqlite", "postgresql")
 
-#: WAL pages after which a commit on a direct connection checkpoints (SQLite's default: 1000).
-DIRECT_CHECKPOINT_PAGES = 10_000
-
 # Page cache per SQLite connection (default 2 MiB). Bulk staging inserts keys in random order
 # into a b-tree larger than the cache; a bigger cache cut its time by about a third here.
-_SQLITE_CACHE_KIB = 32 * 1024
+SQLITE_CACHE_KIB = 32 * 1024
 
 
 class Database:
@@ -97,8 +101,8 @@ class Database:
         self._busy_timeout = busy_timeout
         self._changes: ChangeMarker | None = None
         self._changes_lock = threading.Lock()
-        self._direct = threading.local()
-        self._direct_all: weakref.WeakSet[_Direct] = weakref.WeakSet()
+        path = self._sqlite_path
+        self._direct = None if path is None else ThreadConnections(path, busy_timeout)
 
     @property
     def is_postgres(self) -> bool:
@@ -132,20 +136,12 @@ class Database:
             self.local_writes += 1
 
     def direct_connection(self) -> sqlite3.Connection | None:
-        """The calling thread's own SQLite connection outside the pool, set up as pooled ones
-        are but with ``synchronous=NORMAL``, for the few statements that skip SQLAlchemy
-        (:mod:`graveler.refs.sqlite_stage`); None for in-memory SQLite and PostgreSQL.
-        Closed by :meth:`close`."""
-        if self._sqlite_path is None:
-            return None
-        held: _Direct | None = getattr(self._direct, "held", None)
-        if held is None or held.pid != os.getpid():
-            held = self._direct.held = _Direct(
-                _direct_sqlite(self._sqlite_path, self._busy_timeout)
-            )
-            with self._changes_lock:
-                self._direct_all.add(held)
-        return held.conn
+        """The calling thread's own SQLite connection outside the pool
+        (:class:`graveler.refs.sqlite_conn.ThreadConnections`, ``synchronous=NORMAL``), for
+        the few statements that skip SQLAlchemy (:mod:`graveler.refs.sqlite_stage`,
+        :mod:`graveler.refs.sqlite_branch`); None for in-memory SQLite and PostgreSQL.
+        Closed by :meth:`close` or when its thread ends."""
+        return None if self._direct is None else self._direct.get()
 
     @contextmanager
     def direct_transaction(
@@ -164,20 +160,10 @@ class Database:
                 yield conn
                 return
             try:
-                if durable:
-                    conn.execute("PRAGMA synchronous = FULL")
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+                with write_transaction(conn, durable=durable):
                     yield conn
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
             finally:
                 self.local_writes += 1
-                if durable:
-                    conn.execute("PRAGMA synchronous = NORMAL")
 
     def changes(self) -> ChangeMarker | None:
         """SQLite: the marker of commits by other connections and processes
@@ -197,10 +183,8 @@ class Database:
         """Close every pooled connection. The object must not be used afterwards."""
         if self._changes is not None:
             self._changes.close()
-        with self._changes_lock:
-            for held in list(self._direct_all):
-                held.close()
-            self._direct_all.clear()
+        if self._direct is not None:
+            self._direct.close()
         self.engine.dispose()
 
 
@@ -221,46 +205,6 @@ def redact_url(url: object) -> str:
         with suppress(ArgumentError, ValueError, TypeError):
             text = make_url(text).render_as_string(hide_password=True)
     return config.redact_url(text)
-
-
-class _Direct:
-    """A thread's direct connection: closed when the thread ends (its thread-local slot lets
-    go of this holder) or when the Database closes, whichever comes first."""
-
-    __slots__ = ("__weakref__", "conn", "pid")
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn, self.pid = conn, os.getpid()
-
-    def close(self) -> None:
-        with suppress(sqlite3.Error):
-            self.conn.close()
-
-    def __del__(self) -> None:
-        self.close()
-
-
-def _direct_sqlite(path: str, busy_timeout: float) -> sqlite3.Connection:
-    """A connection to the database file at ``path`` with graveler's settings: autocommit
-    (BEGIN is ours), WAL, foreign keys, ``busy_timeout``, ``synchronous=NORMAL``."""
-    conn = sqlite3.connect(  # used by one thread; closed by another at the end (close())
-        path,
-        timeout=busy_timeout,
-        isolation_level=None,
-        uri=path.startswith("file:"),
-        check_same_thread=False,
-    )
-    for pragma in (
-        f"busy_timeout = {int(busy_timeout * 1000)}",
-        "journal_mode = WAL",
-        "foreign_keys = ON",
-        "synchronous = NORMAL",
-        # A checkpoint (two fsyncs) after every 1,000 WAL pages cost single puts about 40%;
-        # after 10,000 pages (40 MiB of WAL at most) its cost is spread over ten times as many.
-        f"wal_autocheckpoint = {DIRECT_CHECKPOINT_PAGES}",
-    ):
-        conn.execute(f"PRAGMA {pragma}")
-    return conn
 
 
 def _sqlite_engine(url: str, busy_timeout: float) -> Engine:
@@ -284,7 +228,7 @@ def _sqlite_engine(url: str, busy_timeout: float) -> Engine:
             if not in_memory:
                 cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute("PRAGMA foreign_keys = ON")
-            cursor.execute(f"PRAGMA cache_size = -{_SQLITE_CACHE_KIB}")
+            cursor.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
         finally:
             cursor.close()
 
@@ -336,10 +280,7 @@ def is_unique_violation(exc: IntegrityError) -> bool:
     orig = exc.orig
     if getattr(orig, "sqlstate", None) == "23505":  # PostgreSQL unique_violation
         return True
-    name = getattr(orig, "sqlite_errorname", "")
-    if name in ("SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_UNIQUE"):
-        return True
-    return "UNIQUE constraint failed" in str(orig)
+    return orig is not None and _sqlite_unique(orig)
 
 
 def _reason(exc: DBAPIError) -> str:
@@ -352,15 +293,6 @@ def _describe(exc: SQLAlchemyError) -> str:
         return f"database error: {exc}"
     reason = _reason(exc)
     sqlstate = getattr(exc.orig, "sqlstate", None)
-    if sqlstate == "42P01" or "no such table" in reason:
-        return (
-            f"graveler tables are missing ({reason}); run the migrations "
-            "(SqlMetadataStore(url, migrate=True) or graveler.refs.migrate.upgrade(url))"
-        )
-    if "database is locked" in reason:
-        return f"database is locked: another writer held it past the busy timeout ({reason})"
-    if sqlstate in ("40001", "40P01"):
-        return f"transaction aborted by a concurrent one, retry ({reason})"
     if exc.connection_invalidated or (sqlstate or "").startswith("08"):
         return f"lost or could not open the database connection ({reason})"
-    return f"database error: {reason}"
+    return describe(reason, sqlstate)

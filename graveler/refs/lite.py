@@ -9,12 +9,12 @@ which migrates and reports errors as usual. Rows are converted exactly as
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from datetime import UTC, datetime
 
 from graveler.model import RangeSettings, Repository
 from graveler.refs.revision import HEAD_REVISION
+from graveler.refs.sqlite_db import schema_revision
 
 _REPOSITORIES = (
     "SELECT name, storage_namespace, default_branch, creation_date, range_min_size, "
@@ -25,16 +25,13 @@ _REPOSITORIES = (
 def list_repositories(path: str) -> list[Repository] | None:
     """The repositories in the SQLite database file at ``path``, sorted by name, or None
     when this reader cannot answer."""
-    if not os.path.isfile(path):
+    if schema_revision(path) != HEAD_REVISION:
         return None
     try:
         conn = sqlite3.connect(path, timeout=30.0)
     except sqlite3.Error:
         return None
     try:
-        version = conn.execute("SELECT version_num FROM graveler_alembic_version").fetchall()
-        if version != [(HEAD_REVISION,)]:
-            return None
         return [_repository(*row) for row in conn.execute(_REPOSITORIES)]
     except (sqlite3.Error, ValueError):
         return None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from graveler.errors import StorageError
 from graveler.refs.db import BEGIN_OPTION, Database
 from graveler.refs.revision import HEAD_REVISION as HEAD_REVISION
 from graveler.refs.schema import VERSION_TABLE
@@ -58,11 +59,25 @@ def upgrade(engine_or_url: Engine | Database | str, revision: str = "head") -> N
     try:
         if revision == "head" and _recorded_revision(db) == HEAD_REVISION:
             return
-        with db.write("migrate the graveler schema") as conn:
-            upgrade_connection(conn, revision)
+        _migrate(db, revision)
     finally:
         if owned:
             db.close()
+
+
+def _migrate(db: Database, revision: str) -> None:
+    """Run the scripts up to ``revision`` in one write transaction of ``db``; Alembic's own
+    errors (a recorded revision this build does not know) become StorageError."""
+    from alembic.util import CommandError
+
+    try:
+        with db.write("migrate the graveler schema") as conn:
+            upgrade_connection(conn, revision)
+    except CommandError as exc:
+        raise StorageError(
+            f"migrate the graveler schema: {exc} (this build's newest revision is "
+            f"{HEAD_REVISION}: was the database written by a newer graveler?)"
+        ) from exc
 
 
 def upgrade_connection(conn: Connection, revision: str = "head") -> None:

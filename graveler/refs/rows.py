@@ -1,18 +1,25 @@
-"""Conversions between model dataclasses and rows of :mod:`graveler.refs.schema`.
+"""Conversions between model dataclasses and rows of :mod:`graveler.refs.schema`, for both
+SQL stores (a row is anything with the columns as attributes: a SQLAlchemy ``Row``, or the
+embedded store's records, whose times are already converted).
 
 JSON columns are written canonically (compact separators, sorted keys) so equal values always
-produce equal text.
+produce equal text. Imports no SQLAlchemy.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row
-
+from graveler.hookevents import HookEvent, HookResult, HookRun, HookStatus
 from graveler.model import Branch, Commit, RangeSettings, Repository, StagedEntry, Tag
+
+#: Commits per page of ``iter_commits`` (each page its own short read).
+ITER_BATCH = 1_000
+#: A database row: its columns as attributes.
+Row = Any
 
 
 def dump_json(value: Any) -> str:
@@ -33,7 +40,7 @@ def repository_row(repo: Repository) -> dict[str, Any]:
     }
 
 
-def to_repository(row: Row[Any]) -> Repository:
+def to_repository(row: Row) -> Repository:
     return Repository(
         name=row.name,
         storage_namespace=row.storage_namespace,
@@ -57,7 +64,7 @@ def branch_values(branch: Branch) -> dict[str, Any]:
     }
 
 
-def to_branch(row: Row[Any]) -> Branch:
+def to_branch(row: Row) -> Branch:
     return Branch(
         name=row.name,
         commit_id=row.commit_id,
@@ -67,7 +74,7 @@ def to_branch(row: Row[Any]) -> Branch:
     )
 
 
-def to_tag(row: Row[Any]) -> Tag:
+def to_tag(row: Row) -> Tag:
     return Tag(name=row.name, commit_id=row.commit_id)
 
 
@@ -85,7 +92,7 @@ def commit_row(repo: str, commit: Commit) -> dict[str, Any]:
     }
 
 
-def to_commit(row: Row[Any]) -> Commit:
+def to_commit(row: Row) -> Commit:
     metadata: Mapping[str, str] = json.loads(row.metadata)
     return Commit(
         id=row.id,
@@ -99,11 +106,67 @@ def to_commit(row: Row[Any]) -> Commit:
     )
 
 
-def to_staged(row: Row[Any]) -> StagedEntry:
+def to_staged(row: Row) -> StagedEntry:
     identity = row.identity
     value = row.value
     return StagedEntry(
         key=bytes(row.key),
         identity=None if identity is None else bytes(identity),
         value=None if value is None else bytes(value),
+    )
+
+
+def hook_run_row(run: HookRun) -> dict[str, Any]:
+    """The ``graveler_hook_runs`` row of ``run`` (its hooks as a JSON array)."""
+    return {
+        "repo": run.repository,
+        "run_id": run.run_id,
+        "event": run.event.value,
+        "status": run.status.value,
+        "branch": run.branch,
+        "tag": run.tag,
+        "commit_id": run.commit_id,
+        "source_ref": run.source_ref,
+        "started": run.started,
+        "ended": run.ended,
+        "hooks": dump_json([_result_doc(r) for r in run.hooks]),
+    }
+
+
+def _result_doc(r: HookResult) -> dict[str, Any]:
+    return {
+        "hook_id": r.hook_id,
+        "kind": r.kind,
+        "status": r.status.value,
+        "started": r.started.isoformat(),
+        "ended": r.ended.isoformat(),
+        "action": r.action,
+        "error": r.error,
+    }
+
+
+def to_hook_run(row: Row) -> HookRun:
+    return HookRun(
+        run_id=row.run_id,
+        repository=row.repo,
+        event=HookEvent(row.event),
+        status=HookStatus(row.status),
+        started=row.started,
+        ended=row.ended,
+        commit_id=row.commit_id,
+        branch=row.branch,
+        tag=row.tag,
+        source_ref=row.source_ref,
+        hooks=tuple(
+            HookResult(
+                d["hook_id"],
+                d["kind"],
+                HookStatus(d["status"]),
+                datetime.fromisoformat(d["started"]),
+                datetime.fromisoformat(d["ended"]),
+                d["action"],
+                d["error"],
+            )
+            for d in json.loads(row.hooks)
+        ),
     )

@@ -21,7 +21,8 @@ from graveler.refs.migrate import upgrade
 from graveler.refs.port import RefStore, StagingStore
 from graveler.refs.sql_hooks import SqlHookRunStore
 from graveler.refs.sql_refs import SqlRefStore
-from graveler.refs.sql_staging import DEFAULT_CHUNK_SIZE, SqlStagingStore
+from graveler.refs.sql_staging import SqlStagingStore
+from graveler.refs.stage_input import DEFAULT_CHUNK_SIZE
 
 
 class SqlMetadataStore(SqlRefStore, SqlStagingStore, SqlHookRunStore):

@@ -27,8 +27,6 @@ from graveler.refs.db import Database
 from graveler.refs.schema import branches, commits, hook_runs, repositories, tags
 from graveler.refs.sql_staging import delete_tokens
 
-_ITER_BATCH = 1_000  # commits per page of iter_commits
-
 
 class SqlRefStore:
     """Repositories, branches, tags and commits in the ``graveler_*`` tables."""
@@ -99,8 +97,8 @@ class SqlRefStore:
         what = f"restore repository {repo.name!r}"
         with self._db.write(what, duplicate=f"repository {repo.name!r} already exists") as conn:
             conn.execute(insert(repositories).values(rows.repository_row(repo)))
-            for start in range(0, len(all_commits), _ITER_BATCH):
-                batch = all_commits[start : start + _ITER_BATCH]
+            for start in range(0, len(all_commits), rows.ITER_BATCH):
+                batch = all_commits[start : start + rows.ITER_BATCH]
                 conn.execute(insert(commits), [rows.commit_row(repo.name, c) for c in batch])
             branch_rows = [
                 {"repo": repo.name, "name": b.name, "version": 1, **rows.branch_values(b)}
@@ -267,11 +265,11 @@ class SqlRefStore:
             query = select(commits).where(commits.c.repo == repo)
             if after is not None:
                 query = query.where(commits.c.id > after)
-            query = query.order_by(commits.c.id).limit(_ITER_BATCH)
+            query = query.order_by(commits.c.id).limit(rows.ITER_BATCH)
             with self._db.read(f"list commits of {repo!r}") as conn:
                 page = conn.execute(query).all()
             yield from map(rows.to_commit, page)
-            if len(page) < _ITER_BATCH:
+            if len(page) < rows.ITER_BATCH:
                 return
             after = page[-1].id
 

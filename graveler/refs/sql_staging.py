@@ -9,7 +9,7 @@ resolves cannot be sealed until its entries are committed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeGuard
+from typing import Any
 
 from sqlalchemy import Connection, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -18,13 +18,19 @@ from graveler.errors import BranchNotFound, InvalidArgument, ProtectedBranch
 from graveler.keyspace import successor
 from graveler.model import StagedEntry
 from graveler.refs import rows, sqlite_branch, sqlite_stage
+from graveler.refs.branch_views import StagedView
 from graveler.refs.db import Database
 from graveler.refs.pg_copy import COPY_MIN_ROWS, copy_upsert
 from graveler.refs.schema import branches, staged_entries
-from graveler.refs.sql_views import SqlBranchView, ViewCache
+from graveler.refs.sql_views import view_cache
+from graveler.refs.stage_input import (
+    DEFAULT_CHUNK_SIZE,
+    check_chunk_size,
+    check_entry,
+    chunks,
+    few,
+)
 
-#: Distinct keys written per upsert statement inside a ``stage`` call.
-DEFAULT_CHUNK_SIZE = 5_000
 _IN_CHUNK = 500  # tokens per IN (...) list
 
 
@@ -32,18 +38,16 @@ class SqlStagingStore:
     """Per-token staging areas in ``graveler_staged_entries``."""
 
     def __init__(self, db: Database, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> None:
-        if chunk_size < 1:
-            raise InvalidArgument(f"chunk_size must be positive, got {chunk_size}")
         self._db = db
-        self._chunk_size = chunk_size
+        self._chunk_size = check_chunk_size(chunk_size)
         self._upsert = _Upsert(db)
-        self._views = ViewCache(
+        self._views = view_cache(
             db, lambda token, start, prefix: self.iter_staged(token, start, prefix)
         )
 
-    def branch_view(self, repo: str, branch: str, *, entries: bool = True) -> SqlBranchView:
+    def branch_view(self, repo: str, branch: str, *, entries: bool = True) -> StagedView:
         """The branch row and its staged entries, read together (see
-        :mod:`graveler.refs.sql_views`; cached on SQLite while nothing is committed). With
+        :mod:`graveler.refs.branch_views`; cached on SQLite while nothing is committed). With
         ``entries=False`` a view not cached is read without loading its entries (and not
         kept): what a commit needs before it seals. Raises BranchNotFound."""
         return self._views.get(repo, branch, eager=entries)
@@ -80,15 +84,15 @@ class SqlStagingStore:
         there for the entries' bytes to be durable); ``check`` runs first, once the branch
         is locked (on PostgreSQL ``FOR UPDATE`` then, so conditional writers of a branch
         take turns; SQLite's write lock already serialises every writer)."""
-        if _few(entries) and sqlite_stage.AVAILABLE and self._db.direct_connection():
+        if few(entries) and sqlite_stage.AVAILABLE and self._db.direct_connection():
             for entry in entries:
-                _check(entry)
+                check_entry(entry)
             return sqlite_stage.stage_few(self._db, repo, branch, entries, before_commit, check)
         with self._db.write(f"stage on branch {branch!r} of {repo!r}", durable=False) as conn:
             token = _lock_staging_token(conn, repo, branch, exclusive=check is not None)
             if check is not None:
                 check()
-            for chunk in _chunks(entries, self._chunk_size):
+            for chunk in chunks(entries, self._chunk_size):
                 if self._db.is_postgres and len(chunk) >= COPY_MIN_ROWS:
                     copy_upsert(conn, token, chunk)
                 else:
@@ -192,21 +196,6 @@ def _lock_staging_token(
     return str(row.staging_token)
 
 
-def _few(entries: Iterable[StagedEntry]) -> TypeGuard[Sequence[StagedEntry]]:
-    """A list or tuple of one to ``sqlite_stage.MAX_ENTRIES`` entries (a put, a delete)."""
-    return isinstance(entries, list | tuple) and 0 < len(entries) <= sqlite_stage.MAX_ENTRIES
-
-
-def _check(entry: StagedEntry) -> None:
-    """Refuse what the drivers would store with another type (SQLite is weakly typed)."""
-    if type(entry.key) is not bytes:
-        raise InvalidArgument(f"staged key must be bytes, got {type(entry.key).__name__}")
-    for name in ("identity", "value"):
-        field = getattr(entry, name)
-        if field is not None and type(field) is not bytes:
-            raise InvalidArgument(f"staged {name} must be bytes or None, got {field!r:.40}")
-
-
 class _Upsert:
     """``INSERT ... ON CONFLICT (token, key) DO UPDATE`` compiled for the database's dialect,
     with the matching parameter layout (tuples for SQLite's qmark style, dicts otherwise)."""
@@ -234,18 +223,3 @@ class _Upsert:
 
 
 _COLUMNS = ("token", "key", "identity", "value")
-
-
-def _chunks(entries: Iterable[StagedEntry], size: int) -> Iterator[list[StagedEntry]]:
-    """``entries`` in chunks of at most ``size`` distinct keys, each sorted by key (a stable
-    lock order for concurrent writers). Within a chunk the last entry for a key wins; later
-    chunks overwrite earlier ones because they are executed in order."""
-    pending: dict[bytes, StagedEntry] = {}
-    for entry in entries:
-        _check(entry)
-        pending[entry.key] = entry
-        if len(pending) >= size:
-            yield [pending[key] for key in sorted(pending)]
-            pending = {}
-    if pending:
-        yield [pending[key] for key in sorted(pending)]

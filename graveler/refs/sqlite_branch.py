@@ -5,9 +5,10 @@ SQLAlchemy's: building, caching and executing a statement cost about ten times w
 takes to run it (a branch read was 0.47 ms through SQLAlchemy, 0.03 ms through ``sqlite3``).
 The statements a commit runs (read the branch with whether its staging token holds entries,
 compare-and-swap the row, record the commit and move the branch, drop the sealed tokens) are
-therefore run here on the calling thread's own connection
-(:meth:`graveler.refs.db.Database.direct_transaction`), with the same transaction discipline
-as their SQLAlchemy forms in :mod:`graveler.refs.sql_refs` and :mod:`graveler.refs.sql_staging`,
+therefore run here on the calling thread's own connection (``db.direct_transaction`` of the
+SQLAlchemy store's :class:`graveler.refs.db.Database`, or of the embedded store's
+:class:`graveler.refs.sqlite_db.SqliteDatabase`), with the same transaction discipline as
+their SQLAlchemy forms in :mod:`graveler.refs.sql_refs` and :mod:`graveler.refs.sql_staging`,
 whose contracts they keep: ``BEGIN IMMEDIATE``, ``synchronous=FULL`` for a durable write and
 ``NORMAL`` for a staging one. PostgreSQL and in-memory SQLite keep the SQLAlchemy forms.
 """
@@ -16,16 +17,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from sqlalchemy.dialects import sqlite
-
-from graveler.errors import BranchMoved, BranchNotFound, InvalidArgument, RepositoryNotFound
+from graveler.errors import BranchMoved, BranchNotFound, RepositoryNotFound
 from graveler.model import Branch, Commit
-from graveler.refs.db import Database
 from graveler.refs.rows import branch_values, commit_row
-from graveler.refs.schema import commits
+from graveler.refs.sqlite_conn import DirectSqlite as Database
+from graveler.refs.sqlite_conn import format_time
 
 _BRANCH = (
     "SELECT commit_id, staging_token, sealed_tokens, protected, version FROM graveler_branches "
@@ -41,7 +39,7 @@ _SWAP = (
     "protected = ?, version = ? WHERE repo = ? AND name = ? AND version = ?"
 )
 _REPOSITORY = "SELECT 1 FROM graveler_repositories WHERE name = ?"
-_COMMIT_COLUMNS = (
+COMMIT_COLUMNS = (
     "repo",
     "id",
     "parents",
@@ -52,22 +50,12 @@ _COMMIT_COLUMNS = (
     "metadata",
     "generation",
 )
-_ADD_COMMIT = (
-    f"INSERT INTO graveler_commits ({', '.join(_COMMIT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * len(_COMMIT_COLUMNS))}) ON CONFLICT (repo, id) DO NOTHING"
+ADD_COMMIT = (
+    f"INSERT INTO graveler_commits ({', '.join(COMMIT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(COMMIT_COLUMNS))}) ON CONFLICT (repo, id) DO NOTHING"
 )
 
 
-def _date_binder() -> Callable[[Any], Any]:
-    """How SQLAlchemy binds ``graveler_commits.creation_date`` on SQLite (as text)."""
-    dialect = sqlite.dialect()
-    bind = commits.c.creation_date.type.dialect_impl(dialect).bind_processor(dialect)
-    if bind is None:
-        raise AssertionError("SQLAlchemy binds datetimes on SQLite as text")
-    return bind
-
-
-_BIND_DATE = _date_binder()
 #: Tokens per ``DELETE ... IN`` (SQLite allows 32,766 parameters; far fewer keep it cheap).
 _IN_CHUNK = 500
 
@@ -86,7 +74,12 @@ def get_branch_and_dirt(db: Database, repo: str, name: str) -> tuple[Branch, boo
     """The branch row and whether its staging token holds entries, in one statement.
     Raises BranchNotFound."""
     with db.direct_transaction(f"read branch {name!r}", write=False) as conn:
-        row = conn.execute(_BRANCH_AND_DIRT, (repo, name)).fetchone()
+        return branch_and_dirt(conn, repo, name)
+
+
+def branch_and_dirt(conn: sqlite3.Connection, repo: str, name: str) -> tuple[Branch, bool]:
+    """:func:`get_branch_and_dirt` on ``conn`` (inside the caller's transaction)."""
+    row = conn.execute(_BRANCH_AND_DIRT, (repo, name)).fetchone()
     if row is None:
         raise BranchNotFound(f"branch {name!r} not found in repository {repo!r}")
     return _branch(name, row), bool(row[5])
@@ -107,7 +100,7 @@ def advance_branch(
         if commit is not None:
             if conn.execute(_REPOSITORY, (repo,)).fetchone() is None:
                 raise RepositoryNotFound(f"repository {repo!r} not found")
-            conn.execute(_ADD_COMMIT, _commit_params(repo, commit))
+            conn.execute(ADD_COMMIT, commit_params(repo, commit))
         _swap(conn, repo, expected, new)
 
 
@@ -155,12 +148,10 @@ def _branch(name: str, row: tuple[object, ...]) -> Branch:
     )
 
 
-def _commit_params(repo: str, commit: Commit) -> tuple[object, ...]:
-    """The commit row as SQLAlchemy binds it on SQLite: through the schema's own column types
-    (``schema.UtcDateTime`` writes naive UTC text and refuses naive times)."""
+def commit_params(repo: str, commit: Commit) -> tuple[object, ...]:
+    """The commit row as SQLAlchemy binds it on SQLite (:func:`format_time`: naive UTC text
+    with microseconds; a naive time raises InvalidArgument), in :data:`COMMIT_COLUMNS`
+    order."""
     values = commit_row(repo, commit)
-    try:
-        values["creation_date"] = _BIND_DATE(values["creation_date"])
-    except ValueError as exc:
-        raise InvalidArgument(str(exc)) from None
-    return tuple(values[column] for column in _COMMIT_COLUMNS)
+    values["creation_date"] = format_time(values["creation_date"])
+    return tuple(values[column] for column in COMMIT_COLUMNS)

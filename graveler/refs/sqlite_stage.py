@@ -4,7 +4,7 @@ A ``stage`` call of a handful of entries is dominated by fixed costs: SQLAlchemy
 set-up and a separate read of the branch row. Here each entry is one statement that reads the
 branch's current staging token, checks that the branch is not protected and upserts the
 entry, all inside ``BEGIN IMMEDIATE ... COMMIT`` on the calling thread's own connection
-(:meth:`graveler.refs.db.Database.direct_connection`: no pool round trip), with the same
+(``db.direct_transaction``: no pool round trip), with the same
 ``synchronous=NORMAL`` as every staging write (see :meth:`graveler.refs.db.Database.write`).
 When the statement writes nothing, the branch is missing or protected: the transaction is
 rolled back and the row is read to say which. The contract is
@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 
 from graveler.errors import BranchNotFound, ProtectedBranch
 from graveler.model import StagedEntry
-from graveler.refs.db import Database
+from graveler.refs.sqlite_conn import DirectSqlite as Database
+from graveler.refs.stage_input import FEW_ENTRIES
 
 #: Calls with at most this many entries take this path.
-MAX_ENTRIES = 16
+MAX_ENTRIES = FEW_ENTRIES
 #: ``INSERT ... RETURNING`` needs SQLite 3.35; older libraries take the general path.
 AVAILABLE = sqlite3.sqlite_version_info >= (3, 35, 0)
 

@@ -7,10 +7,25 @@ pure-Python decoder that verifies every checksum. See :mod:`graveler.sstable.for
 on-disk layout.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from graveler.sstable.reader import SstReader
-from graveler.sstable.writer import SstWriter, table_bytes
+
+if TYPE_CHECKING:
+    from graveler.sstable.writer import SstWriter, table_bytes
 
 #: Version of graveler's sstable layout (RocksDB block-based table, uncompressed, XXH3).
 FORMAT_VERSION = 1
 
 __all__ = ["FORMAT_VERSION", "SstReader", "SstWriter", "table_bytes"]
+
+
+def __getattr__(name: str) -> Any:
+    """The writer's names, imported on first use: it loads rocksdict, which reads never need."""
+    if name in ("SstWriter", "table_bytes"):
+        from graveler.sstable import writer
+
+        return getattr(writer, name)
+    raise AttributeError(f"module 'graveler.sstable' has no attribute {name!r}")

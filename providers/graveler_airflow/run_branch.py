@@ -18,8 +18,10 @@ same for every try and every clear of the run. When the group is closed it wires
   the run's identity and lineage, deletes the branch), then attaches asset events
   (:mod:`graveler_airflow.events`). Publishing is idempotent: a retried or cleared ``merge``,
   or a whole cleared run, finds its earlier merge commit in ``into`` and returns it instead of
-  merging again (``publish_again=True`` merges anyway). A merge conflict fails the task
-  without retries (``AirflowFailException``), saying what happens to the branch;
+  merging again (``publish_again=True`` merges anyway). lakectl's merge options shape the
+  merge (``fast_forward``, ``ff_only``, ``squash``, ``allow_empty``: see
+  :mod:`graveler.merges`). A merge conflict, or a target that moved under ``ff_only``, fails
+  the task without retries (``AirflowFailException``), saying what happens to the branch;
 * with ``delete_on_failure=True``, a ``discard`` teardown that deletes the branch of a run
   that did not publish.
 
@@ -39,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, TaskGroup, TriggerRule, XComArg
 from airflow.sdk.exceptions import AirflowFailException
 
-from graveler import MergeStrategy, Run, runs
-from graveler.errors import MergeConflict, TableConflict
+from graveler import MergeOptions, MergeStrategy, Run, runs
+from graveler.errors import MergeConflict, NotFastForward, TableConflict
 from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
 from graveler_airflow.events import EventOptions, emit_merge_events, merge_alias
 from graveler_airflow.hooks.graveler import GravelerHook
@@ -119,6 +121,7 @@ class MergeRunBranchOperator(_RunBranchOperator):
         asset_paths: Sequence[str] | None,
         max_asset_events: int,
         publish_again: bool | str,
+        merge_options: MergeOptions | None = None,
         **kwargs: Any,
     ) -> None:
         if emit_asset_events:  # one merge at a time across runs: see graveler_airflow.events
@@ -133,6 +136,7 @@ class MergeRunBranchOperator(_RunBranchOperator):
         self.asset_paths = asset_paths
         self.max_asset_events = max_asset_events
         self.publish_again = publish_again
+        self.merge_options = merge_options or MergeOptions(fast_forward=False)
 
     def run(self, repo: Repository, context: Context) -> str:
         run = self.run_of(context)
@@ -165,29 +169,41 @@ class MergeRunBranchOperator(_RunBranchOperator):
                 since=run_started(context),
                 again=_truthy(self.publish_again),
                 keep_branch=not self.delete_on_success,
+                fast_forward=self.merge_options.fast_forward,
+                ff_only=self.merge_options.ff_only,
+                squash=self.merge_options.squash,
+                allow_empty=self.merge_options.allow_empty,
             )
         except MergeConflict as exc:
             raise AirflowFailException(self._conflict(repo, run, exc)) from None
+        except NotFastForward as exc:
+            raise AirflowFailException(
+                f"Run {run.identity!r} was not published into {self.into!r}: {exc}. "
+                f"{self._fate(repo, run)}. The task is not retried."
+            ) from None
 
     def _conflict(self, repo: Repository, run: Run, exc: MergeConflict) -> str:
         shown = ", ".join(exc.keys[:10]) + (" ..." if len(exc.keys) > 10 else "")
-        head = repo.branch(run.branch).commit_id
-        if self.delete_on_failure:
-            fate = (
-                f"the discard teardown (delete_on_failure=True) deletes branch {run.branch!r}; "
-                f"its writes stay readable as commit {head} until garbage collection"
-            )
-        else:
-            fate = f"the run's writes are kept, committed as {head}, on branch {run.branch!r}"
         table = ""
         if isinstance(exc, TableConflict):  # the table format's own reason
             table = f" ({exc.format} table {exc.table!r}: {exc.kind}: {exc.reason})"
         return (
             f"Merge conflict publishing run {run.identity!r} into {self.into!r} on "
-            f"{len(exc.keys)} path(s): {shown}{table}. Nothing was published and {self.into!r} is "
-            f"unchanged; {fate}. A conflict fails the same way on every try, so the task is "
-            "not retried: resolve it, or set strategy='source-wins' or 'dest-wins'."
+            f"{len(exc.keys)} path(s): {shown}{table}. Nothing was published and "
+            f"{self.into!r} is unchanged; {self._fate(repo, run)}. A conflict fails the same "
+            "way on every try, so the task is not retried: resolve it, or set "
+            "strategy='source-wins' or 'dest-wins'."
         )
+
+    def _fate(self, repo: Repository, run: Run) -> str:
+        """What happens to the branch of a run that was not published."""
+        head = repo.branch(run.branch).commit_id
+        if self.delete_on_failure:
+            return (
+                f"the discard teardown (delete_on_failure=True) deletes branch {run.branch!r}; "
+                f"its writes stay readable as commit {head} until garbage collection"
+            )
+        return f"the run's writes are kept, committed as {head}, on branch {run.branch!r}"
 
     def _log_outcome(self, publication: Publication) -> None:
         run, merge = publication.run, publication.merge
@@ -225,7 +241,6 @@ class DiscardRunBranchOperator(_RunBranchOperator):
             self.log.info("The run did not publish: deleted its branch %s", run.branch)
 
 
-
 def _truthy(value: bool | str) -> bool:
     """A boolean option that may arrive as rendered template text."""
     if isinstance(value, str):
@@ -252,6 +267,12 @@ class GravelerRunBranch:
     :param max_asset_events: at most this many assets through the alias (default 50).
     :param publish_again: merge even if this run was already published (templated; default
         False: a cleared run is never merged twice).
+    :param fast_forward: let an unchanged ``into`` simply move to the run's last commit
+        (default: False, a merge commit carrying the run's identity and lineage; True with
+        ``ff_only``).
+    :param ff_only: publish only by fast-forward; a moved ``into`` fails the task.
+    :param squash: publish as one commit whose only parent is ``into``'s head.
+    :param allow_empty: make the merge commit even for a run that wrote nothing new.
     :param branch_prefix: first part of the run branch names (default ``airflow``).
     """
 
@@ -272,9 +293,15 @@ class GravelerRunBranch:
         max_asset_events: int = DEFAULT_LIMIT,
         publish_again: bool | str = False,
         branch_prefix: str = "airflow",
+        fast_forward: bool | None = None,
+        ff_only: bool = False,
+        squash: bool = False,
+        allow_empty: bool = False,
         **group_kwargs: Any,
     ) -> None:
         MergeStrategy.parse(strategy)  # a bad strategy fails at parse time, not after a run
+        ff = ff_only if fast_forward is None else fast_forward
+        options = MergeOptions(ff, ff_only, squash, allow_empty)  # so do contradictory options
         self.group = TaskGroup(group_id, **group_kwargs)
         common: dict[str, Any] = {
             "repository": repository,
@@ -297,6 +324,7 @@ class GravelerRunBranch:
                 asset_paths=asset_paths,
                 max_asset_events=max_asset_events,
                 publish_again=publish_again,
+                merge_options=options,
                 **common,
             )
             self.discard = (

@@ -13,7 +13,7 @@ from typing import Any
 from dagster import ConfigurableResource, DagsterInstance, InitResourceContext
 from pydantic import Field, PrivateAttr
 
-from graveler import ClientSettings, Graveler, Repository
+from graveler import ClientSettings, Graveler, MergeOptions, Repository
 from graveler.config import REDACTED, SECRET_STORE_OPTIONS, STORE_ALIASES, redact_url
 from graveler.errors import AlreadyExists, NamespaceInUse, RepositoryNotFound
 from graveler_dagster.storage import default_database_url, default_home
@@ -61,6 +61,23 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
     )
     branch_prefix: str = Field(
         default="dagster-run-", description="Run branches are named <branch_prefix><run id>."
+    )
+    merge_fast_forward: bool | None = Field(
+        default=None,
+        description="Let an unchanged target simply move to a run's last commit. Default: "
+        "no (a merge commit carrying the run's identity), yes with merge_ff_only.",
+    )
+    merge_ff_only: bool = Field(
+        default=False,
+        description="Publish runs only by fast-forward; a target that moved refuses the "
+        "merge (NotFastForward) and keeps the run's branch.",
+    )
+    merge_squash: bool = Field(
+        default=False,
+        description="Publish a run as one commit whose only parent is the target's head.",
+    )
+    merge_allow_empty: bool = Field(
+        default=False, description="Make the merge commit even for a run that wrote nothing new."
     )
     dagster_ui_url: str = Field(
         default="http://localhost:3000",
@@ -134,6 +151,13 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
             raise
         except AlreadyExists:  # created meanwhile by a concurrent step
             return client.repository(wanted)
+
+    def merge_options(self) -> MergeOptions:
+        """How runs are published (lakectl's merge options, :mod:`graveler.merges`); raises
+        InvalidArgument for contradictory fields."""
+        ff_only = self.merge_ff_only
+        ff = ff_only if self.merge_fast_forward is None else self.merge_fast_forward
+        return MergeOptions(ff, ff_only, self.merge_squash, self.merge_allow_empty)
 
     def target(self, repo: Repository) -> str:
         """The branch successful runs merge into."""

@@ -33,7 +33,13 @@ from dagster import (
 )
 
 from graveler import Commit, ObjectEntry, Publication, Repository, Run, runs
-from graveler.errors import DirtyBranch, MergeConflict, NotFound, ProtectedBranch
+from graveler.errors import (
+    DirtyBranch,
+    MergeConflict,
+    NotFastForward,
+    NotFound,
+    ProtectedBranch,
+)
 from graveler_dagster import formats, lineage
 from graveler_dagster.resource import GravelerResource
 
@@ -51,7 +57,7 @@ TAG_MERGE_COMMIT = "graveler/merge_commit"
 TAG_STRATEGY = "graveler/merge_strategy"
 MAX_LINEAGE = 100
 #: Why a publication is refused for good (retrying would refuse again): the branch is kept.
-REFUSED = (MergeConflict, DirtyBranch, ProtectedBranch)
+REFUSED = (MergeConflict, DirtyBranch, ProtectedBranch, NotFastForward)
 _CLAIMED: set[str] = set()  # runs whose tags this process has already set
 
 
@@ -170,13 +176,15 @@ def publish_run(
     then retire the kept branches of the runs it re-executes, restate in Dagster the assets
     they materialized (now published by this run), and tag the run ``graveler/merge:
     merged`` with ``graveler/merge_commit``. The run's :data:`TAG_STRATEGY` tag overrides
-    ``strategy``. A refused merge (a conflict, possible only with no strategy, or a target
-    with uncommitted changes) keeps the branch, tags the run ``graveler/merge: failed``,
-    restates the assets it materialized as the versions the target holds (so Dagster never
-    names data that was not published) and raises the error (one of :data:`REFUSED`);
-    anything else (a database outage, a branch that kept moving) propagates untagged."""
+    ``strategy``. A refused merge (a conflict, possible only with no strategy, a target with
+    uncommitted changes, or one that moved when the resource publishes by fast-forward only)
+    keeps the branch, tags the run ``graveler/merge: failed``, restates the assets it
+    materialized as the versions the target holds (so Dagster never names data that was not
+    published) and raises the error (one of :data:`REFUSED`); anything else (a database
+    outage, a branch that kept moving) propagates untagged."""
     run = run_of(gv, repo, dagster_run.run_id)
     message = f"Merge Dagster run {dagster_run.run_id} ({dagster_run.job_name})"
+    options = gv.merge_options()
     try:
         pub = runs.publish(
             repo,
@@ -186,6 +194,10 @@ def publish_run(
             committer="dagster",
             strategy=run_strategy(dagster_run, strategy),
             since=datetime.fromtimestamp(_created(instance, dagster_run), UTC),
+            fast_forward=options.fast_forward,
+            ff_only=options.ff_only,
+            squash=options.squash,
+            allow_empty=options.allow_empty,
         )
     except REFUSED:
         instance.add_run_tags(dagster_run.run_id, {TAG_MERGE: "failed", TAG_BRANCH: run.branch})

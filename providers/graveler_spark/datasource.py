@@ -109,10 +109,14 @@ class GravelerDataSource(DataSource):
 
     def _plan(self, snapshot: Snapshot, arrow: pa.Schema) -> dict[str, Any]:
         """The native read plan the JVM shim asked for (:mod:`graveler_spark.plan`)."""
-        schemes = (self.options.get(SCHEMES_OPTION) or "").split(",")
+        schemes = [s.strip() for s in (self.options.get(SCHEMES_OPTION) or "").split(",")]
         if self._format().name != "parquet" or not spark_readable(arrow):
             return {"native": False}
-        return encode_plan(snapshot, self._target(), [s.strip() for s in schemes if s.strip()])
+        if ClientSettings.from_mapping(self.options).store_options:
+            # Spark's own reader opens s3a:// files with the session's Hadoop settings only:
+            # S3 settings given with this read (store.* options) reach the Python reader.
+            schemes = [s for s in schemes if s != "s3"]
+        return encode_plan(snapshot, self._target(), [s for s in schemes if s])
 
     def reader(self, schema: StructType) -> DataSourceReader:
         split = integer(self.options, "split_bytes", DEFAULT_SPLIT_BYTES, minimum=1)

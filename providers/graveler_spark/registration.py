@@ -3,11 +3,16 @@ pushdown and the optional JVM shim."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from graveler import ClientSettings
+from graveler_spark.shim import (
+    explain_partitioning_errors,
+    load_shim,
+    missing_shim_reason,
+    shim_jar,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -15,7 +20,8 @@ if TYPE_CHECKING:
     from graveler_spark.datasource import GravelerDataSource
 
 PUSHDOWN_SETTING = "spark.sql.python.filterPushdown.enabled"
-SHIM_JAR_NAME = "graveler-spark-shim.jar"
+
+__all__ = ["PUSHDOWN_SETTING", "activate", "load_shim", "register", "shim_jar"]
 
 
 def register(
@@ -24,9 +30,14 @@ def register(
     home: str | None = None,
     database_url: str | None = None,
     store_options: Mapping[str, str] | None = None,
+    shim: bool = True,
 ) -> type[GravelerDataSource]:
-    """Register the ``graveler`` format on ``spark`` (replacing the automatic registration)
-    and turn on filter pushdown for the session.
+    """Register the ``graveler`` format on ``spark`` (replacing the automatic registration),
+    turn on filter pushdown for the session and, unless ``shim`` is False, load the JVM shim
+    this package ships (:func:`graveler_spark.load_shim`: ``.partitionBy()`` writes, Spark's
+    own Parquet reads and writes). Where the shim cannot be loaded (not built, Spark
+    Connect), a ``.partitionBy()`` write to a ``graveler://`` path fails with an
+    InvalidArgument that says so and names the fix, instead of Spark's own message.
 
     The given settings, over the S3A keys of ``spark``'s configuration
     (``spark.hadoop.fs.s3a.*``), become defaults of every read and write: options win over
@@ -51,6 +62,8 @@ def register(
         attributes["defaults"] = defaults
     source = type("GravelerDataSource", (GravelerDataSource,), attributes)
     spark.dataSource.register(source)
+    if shim and not load_shim(spark):
+        explain_partitioning_errors(missing_shim_reason(spark))
     return source
 
 
@@ -67,31 +80,3 @@ def activate(spark: SparkSession) -> None:
         jvm.org.apache.spark.sql.SparkSession.setActiveSession(jsession)
         loader = jsession.sharedState().jarClassLoader()
         jvm.java.lang.Thread.currentThread().setContextClassLoader(loader)
-
-
-def shim_jar() -> str | None:
-    """The path of the JVM shim jar shipped with this package (None when it was not built).
-
-    With it on the driver's class path, ``df.write.format("graveler").partitionBy(...)``
-    works, the session's ``partitionOverwriteMode`` and pushdown settings reach the data
-    source, and Parquet reads are read by Spark's own scan over the files the data source
-    planned (:mod:`graveler_spark.plan`). Put it there when building the session::
-
-        SparkSession.builder.config("spark.jars", graveler_spark.shim_jar())
-
-    or add it to a running session with :func:`load_shim` (after :func:`register`)."""
-    path = os.path.join(os.path.dirname(__file__), "jars", SHIM_JAR_NAME)
-    return path if os.path.exists(path) else None
-
-
-def load_shim(spark: SparkSession) -> bool:
-    """Add the JVM shim to a running classic session (``ADD JAR``); True when it was found.
-    Call :func:`register` first, if at all: once the calling thread sees a JVM source named
-    ``graveler``, Spark refuses to register a Python one under that name
-    (``DATA_SOURCE_ALREADY_EXISTS``). Spark looks formats up through the calling thread's class
-    loader: other threads call :func:`activate` first."""
-    jar = shim_jar()
-    if jar is None or getattr(spark, "_jsparkSession", None) is None:
-        return False
-    spark.sql(f"ADD JAR '{jar}'")
-    return True

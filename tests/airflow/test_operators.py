@@ -18,8 +18,14 @@ from airflow.sdk.execution_time.context import OutletEventAccessors
 from graveler_airflow import GravelerRunBranch, graveler_asset
 from graveler_airflow.operators.graveler import merge_with_lineage
 
-from graveler import runs
-from graveler.errors import AlreadyExists, BranchNotFound, InvalidArgument, InvalidURI
+from graveler import MergeOptions, runs
+from graveler.errors import (
+    AlreadyExists,
+    BranchNotFound,
+    InvalidArgument,
+    InvalidURI,
+    NotFastForward,
+)
 
 CONTEXT = {
     "ti": SimpleNamespace(dag_id="d", run_id="r", task_id="t", try_number=1, log_url="http://x")
@@ -243,7 +249,7 @@ def _merge(repo, source: str, dest: str, fast_forward: bool):
         message=None,
         metadata=None,
         committer="tests",
-        fast_forward=fast_forward,
+        options=MergeOptions(fast_forward=fast_forward),
     )
 
 
@@ -259,6 +265,57 @@ def test_before_is_the_old_head_for_a_fast_forward_onto_a_merge_commit(repo):
     merged = _merge(repo, "feature", "main", fast_forward=True)
     assert merged is not None and merged.commit.id == repo.branch("feature").commit_id
     assert len(merged.commit.parents) == 2 and merged.before.id == main_before
+
+
+def test_run_branch_merge_options(repo):
+    """lakectl's merge options on the run-branch group: squash publishes one commit over the
+    target's head; ff_only fails (no retry) when the target moved, keeping the branch;
+    contradictory options fail when the DAG is parsed."""
+    head = repo.branch("main").commit_id
+    squashed = publish_once(repo, run_branch(squash=True), context("squashed"), {"s.csv": b"s"})
+    assert repo.get_commit(squashed).parents == (head,)
+    group = run_branch(ff_only=True)
+    ctx = context("strict")
+    branch = group.create.run(repo, ctx)
+    repo.put(branch, "f.csv", b"f")
+    repo.put("main", "moved.csv", b"m")
+    repo.commit("main", "main moved")
+    with pytest.raises(AirflowFailException) as failed:
+        group.merge.run(repo, ctx)
+    assert "cannot fast-forward" in str(failed.value) and "kept, committed as" in str(failed.value)
+    assert repo.branch(branch)
+    with pytest.raises(InvalidArgument, match="--ff-only"):
+        run_branch(ff_only=True, squash=True)
+
+
+def test_merge_operator_merge_options(repo):
+    from graveler_airflow.operators.graveler import GravelerMergeOperator
+
+    def merge(**options: Any) -> str:
+        op = GravelerMergeOperator(
+            task_id="merge",
+            repository=repo.name,
+            source_ref="feature",
+            emit_asset_events=False,
+            **options,
+        )
+        return op.run(repo, CONTEXT)
+
+    repo.create_branch("feature", "main")
+    repo.put("feature", "b", b"b")
+    feature = repo.commit("feature", "b").id
+    assert merge(ff_only=True) == feature  # ff_only allows the fast-forward it insists on
+    assert repo.get_commit(merge(allow_empty=True)).parents == (feature,)  # already merged
+    repo.put("feature", "c", b"c")
+    repo.commit("feature", "c")
+    head = repo.branch("main").commit_id
+    assert repo.get_commit(merge(squash=True)).parents == (head,)
+    repo.put("feature", "d", b"d")
+    repo.commit("feature", "d")  # main (squashed) and feature have diverged
+    with pytest.raises(NotFastForward):
+        merge(ff_only=True)
+    with pytest.raises(InvalidArgument):
+        merge(ff_only=True, fast_forward=False)
 
 
 def test_a_branch_no_asset_uri_can_name_fails_before_the_merge(repo):

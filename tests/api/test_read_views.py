@@ -1,5 +1,5 @@
 """Reads by branch name are served from cached views (``graveler.views``,
-``graveler.refs.sql_views``): these tests check that a read always sees what was committed
+``graveler.refs.branch_views``): these tests check that a read always sees what was committed
 before it, by another process, another client or this one, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from graveler.client import Graveler
 from graveler.errors import InvalidKey, ObjectNotFound, RefNotFound
-from graveler.refs import sql_views
+from graveler.refs import branch_views
 from graveler.repository import Repository
 
 TOP = Path(__file__).resolve().parents[2]
@@ -158,7 +158,7 @@ def test_staging_held_in_memory_or_looked_up(
 ):
     """Views hold staging in memory up to STAGED_IN_MEMORY entries, else look it up per key
     and list it with queries: both answer alike (and as the committed tree would)."""
-    monkeypatch.setattr(sql_views, "STAGED_IN_MEMORY", held)
+    monkeypatch.setattr(branch_views, "STAGED_IN_MEMORY", held)
     for i in range(6):
         repo.put("main", f"d/{i}", f"committed {i}".encode())
     repo.commit("main", "base")

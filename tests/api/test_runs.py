@@ -175,3 +175,38 @@ def test_retire_deletes_a_branch_only_when_a_publication_contains_it(repo):
     assert runs.retire(repo, failed, pub.merge.commit)
     assert not runs.retire(repo, failed, pub.merge.commit)  # gone: nothing to do
     assert {b.name for b in repo.list_branches()} == {"main", other.branch, staged.branch}
+
+
+def test_publish_with_lakectl_merge_options(repo):
+    """squash: one commit over the target's head, the run recorded (and replayed) all the
+    same; ff_only: refused when the target moved, the branch kept; allow_empty: a run that
+    wrote nothing is still recorded by a merge commit."""
+    from graveler.errors import InvalidArgument, NotFastForward
+
+    squashed = Run("r-squash", "run-squash", "main")
+    write(repo, squashed, "s", b"1")
+    head = repo.branch("main").commit_id
+    pub = runs.publish(repo, squashed, "Merge squashed", squash=True)
+    assert pub.merge is not None and pub.merge.commit.parents == (head,)
+    assert pub.merge.commit.metadata[runs.RUN_KEY] == squashed.identity
+    assert runs.publish(repo, squashed, "Merge squashed", squash=True).replayed
+
+    strict = Run("r-ff", "run-ff", "main")
+    write(repo, strict, "f", b"1")
+    repo.put("main", "moved", b"m")
+    repo.commit("main", "the target moves on")
+    with pytest.raises(NotFastForward) as refused:
+        runs.publish(repo, strict, "Merge ff", ff_only=True)
+    assert any("kept on branch 'run-ff'" in note for note in refused.value.__notes__)
+    assert repo.branch(strict.branch)  # kept
+    with pytest.raises(InvalidArgument):
+        runs.publish(repo, strict, "Merge ff", ff_only=True, squash=True)
+
+    idle = Run("r-empty", "run-empty", "main")
+    runs.open_run(repo, idle)
+    assert runs.publish(repo, idle, "Merge idle").merge is None
+    runs.open_run(repo, idle)
+    pub = runs.publish(repo, idle, "Merge idle", allow_empty=True, fast_forward=True)
+    assert pub.merge is not None and not pub.merge.fast_forward
+    assert pub.merge.commit.metadata[runs.RUN_KEY] == idle.identity
+    assert len(merges_of(repo, idle)) == 1

@@ -170,3 +170,30 @@ def test_human_output_renders(tmp_path, capsys):
     assert main(["--home", home, "log", "graveler://lake/main"]) == 0
     out = capsys.readouterr().out
     assert "Repository lake created" in out and "Repository created" in out
+
+
+def test_python_dash_m_graveler_runs_the_cli(tmp_path):
+    home = str(tmp_path / "home")
+    run = [sys.executable, "-m", "graveler", "--home", home, "--json"]
+    proc = subprocess.run([*run, "repo", "list"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and json.loads(proc.stdout) == []
+    proc = subprocess.run([*run, "frobnicate"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 2 and "graveler: error" in proc.stderr
+
+
+def test_repo_create_defaults_the_namespace_like_the_python_api(cli, tmp_path):
+    from graveler.client import Graveler
+
+    created = cli("repo", "create", "graveler://lake")
+    with Graveler(home=cli.home) as gv:
+        assert created["storage_namespace"] == gv.default_namespace("lake")
+        assert gv.repository("lake").info.storage_namespace == gv.default_namespace("lake")
+    assert created["storage_namespace"] == (cli.home / "data" / "lake").resolve().as_uri()
+
+
+def test_a_tag_on_uncommitted_changes_is_refused(cli, tmp_path):
+    cli("repo", "create", "graveler://lake", (tmp_path / "ns").as_uri())
+    err = cli("tag", "create", "graveler://lake/t", "graveler://lake/main$", code=2)
+    assert "uncommitted changes" in err and "tag names a commit" in err
+    assert cli("tag", "list", "graveler://lake") == []
+    cli("tag", "create", "graveler://lake/t", "graveler://lake/main@")

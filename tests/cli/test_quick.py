@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from graveler.cli import commands, quick
+from graveler.cli import quick, registry
 from graveler.cli.output import Output
 from graveler.cli.parser import build_parser
 from graveler.client import Graveler
@@ -22,7 +22,7 @@ def _both(home: Path, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[s
     parsed = build_parser().parse_args(["--home", str(home), *args, "repo", "list"])
     assert quick.answer(parsed) == 0
     fast = capsys.readouterr().out
-    assert commands.dispatch(parsed, Output(parsed.json)) == 0
+    assert registry.dispatch(parsed, Output(parsed.json)) == 0
     return fast, capsys.readouterr().out
 
 

@@ -11,7 +11,12 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 import pytest
-from graveler_dagster import GravelerIOManager, TypeHandler, graveler_definitions
+from graveler_dagster import (
+    GravelerIOManager,
+    GravelerResource,
+    TypeHandler,
+    graveler_definitions,
+)
 from graveler_dagster.handlers import check
 from graveler_dagster.runs import META_PREFIX, RUN_ID_KEY
 
@@ -348,3 +353,47 @@ def test_type_handlers_store_their_values_their_way(
             check([Clash()])
     finally:
         resource.close()
+
+
+def test_the_resource_merge_options_shape_the_publication(
+    tmp_path: Path, sqlite_url: str, instance: dg.DagsterInstance
+) -> None:
+    """merge_squash: the sensor publishes one commit over main's head; merge_ff_only: a main
+    that moved refuses the merge, the run is tagged failed and keeps its branch;
+    contradictory fields fail when the options are read."""
+    from graveler_dagster.runs import publish_run
+
+    from graveler.errors import NotFastForward
+
+    def configured(**fields: bool) -> GravelerResource:
+        base = make_resource(tmp_path, sqlite_url)
+        return GravelerResource(**{**base.model_dump(), **fields})
+
+    squash = configured(merge_squash=True)
+    pieces = graveler_definitions(squash)
+    result = dg.materialize([orders], instance=instance, resources=pieces["resources"])
+    repo = squash.get_repository()
+    try:
+        before = repo.resolve("main").commit
+        assert (
+            evaluate_run_sensor(pieces["sensors"][0], instance, result, pieces["resources"]) is None
+        )
+        head = repo.resolve("main").commit
+        assert (
+            head.parents == (before.id,) and head.metadata[f"{META_PREFIX}run_id"] == result.run_id
+        )
+
+        strict = configured(merge_ff_only=True)
+        pieces = graveler_definitions(strict)
+        second = dg.materialize([orders], instance=instance, resources=pieces["resources"])
+        repo.put("main", "moved", b"m")
+        repo.commit("main", "main moved")
+        run = instance.get_run_by_id(second.run_id)
+        with pytest.raises(NotFastForward):
+            publish_run(strict, repo, instance, run)  # type: ignore[arg-type]
+        assert instance.get_run_by_id(second.run_id).tags["graveler/merge"] == "failed"  # type: ignore[union-attr]
+        assert repo.branch(strict.run_branch_name(second.run_id))
+        with pytest.raises(InvalidArgument):
+            configured(merge_ff_only=True, merge_squash=True).merge_options()
+    finally:
+        squash.close()

@@ -109,7 +109,7 @@ def test_missing_truncated_and_flipped_objects(repo):
 
 def test_refs_pointing_nowhere_and_tampered_commits(repo, gv):
     ids = build_history(repo)
-    engine = gv.metadata._db.engine
+    engine = sa.create_engine(gv.database_url)  # another connection, whichever the store is
     with engine.begin() as conn:
         conn.execute(
             sa.text("UPDATE graveler_branches SET commit_id = :c WHERE name = 'dev'"),
@@ -119,6 +119,7 @@ def test_refs_pointing_nowhere_and_tampered_commits(repo, gv):
             sa.text("UPDATE graveler_commits SET message = 'rewritten' WHERE id = :c"),
             {"c": ids["first"]},
         )
+    engine.dispose()
     report = fsck(repo)
     found = {(p.kind, p.subject) for p in report.problems}
     assert (ProblemKind.MISSING_COMMIT, "f" * 64) in found

@@ -19,6 +19,7 @@ from botocore.compat import get_current_datetime
 from botocore.config import Config
 
 from graveler.client import Graveler
+from graveler.errors import RepositoryNotFound
 from graveler.server.auth import CACHE_SECONDS
 from tests.gateway.conftest import Gateway, outcome
 from tests.serving import Key
@@ -51,7 +52,8 @@ def test_unknown_key_and_wrong_secret(gateway: Gateway):
         "error",
         ("InvalidAccessKeyId", 403),
     )
-    wrong = Key(gateway.key.access_key_id, gateway.key.secret_access_key[:-2] + "xx")
+    secret = gateway.key.secret_access_key
+    wrong = Key(gateway.key.access_key_id, secret[:-1] + ("A" if secret[-1] != "A" else "B"))
     assert outcome(lambda: _client(gateway, wrong).list_buckets()) == (
         "error",
         ("SignatureDoesNotMatch", 403),
@@ -166,13 +168,22 @@ def test_create_bucket_needs_an_admin_key(gateway: Gateway, engine: Graveler, tm
         409,
     )
     admin.put_object(Bucket="newrepo", Key="main/first", Body=b"1")
-    where = (tmp_path / "elsewhere").as_uri()
+    root = (gateway.server.home / "data").as_uri()
+    place = {"where": f"{root}/custom/placed"}
     admin.meta.events.register(
         "before-sign.s3.CreateBucket",
-        lambda request, **_: request.headers.__setitem__("x-graveler-storage-namespace", where),
+        lambda request, **_: request.headers.__setitem__(
+            "x-graveler-storage-namespace", place["where"]
+        ),
     )
     admin.create_bucket(Bucket="placed")
-    assert engine.repository("placed").info.storage_namespace == where
+    assert engine.repository("placed").info.storage_namespace == place["where"]
+    for outside in ((tmp_path / "elsewhere").as_uri(), f"{root}/../../escaped"):
+        place["where"] = outside
+        refused = outcome(lambda: admin.create_bucket(Bucket="outside"))
+        assert refused == ("error", ("AccessDenied", 403)), outside
+    with pytest.raises(RepositoryNotFound):
+        engine.repository("outside")
 
 
 def test_writes_go_to_branches_only(gateway: Gateway, engine: Graveler, branch: str):

@@ -255,3 +255,31 @@ def test_a_broken_entry_point_fails_pre_events(make_repo, entry_point_package):
     repo.put("main", "a", b"1")
     with pytest.raises(HookAborted, match=r"entry point .mine.*plugin is broken"):
         repo.commit("main", "x")
+
+
+def test_entry_points_are_scanned_only_when_a_distribution_may_declare_some(
+    tmp_path, monkeypatch
+):
+    """Without a distribution naming the group, importlib.metadata is not even imported (its
+    import and scan cost every commit of a short-lived process tens of milliseconds); with
+    one, or with anything the text search cannot read (a zip, an egg), it runs as before."""
+    import subprocess
+
+    from graveler.hooks.registry import _declared_anywhere
+
+    assert not _declared_anywhere("graveler.hooks.no-such-group")
+    assert _declared_anywhere("console_scripts")
+    site = tmp_path / "site"
+    (site / "other-1.0.dist-info").mkdir(parents=True)
+    (site / "other-1.0.dist-info" / "entry_points.txt").write_text("[x]\na = b:c\n")
+    monkeypatch.syspath_prepend(str(site))
+    assert not _declared_anywhere("graveler.hooks.no-such-group")
+    (site / "old.egg").mkdir()
+    assert _declared_anywhere("graveler.hooks.no-such-group")
+    code = (
+        "import sys; from graveler.hooks.registry import installed_entry_points; "
+        "assert installed_entry_points('graveler.hooks') == (); "
+        "print('importlib.metadata' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

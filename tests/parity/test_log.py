@@ -30,7 +30,10 @@ def _graph(repo, spec):
     return ids
 
 
-# Ported from lakeFS pkg/graveler/ref/commit_iterator_test.go TestCommitIterator.
+# Ported from lakeFS pkg/graveler/ref/commit_iterator_test.go TestCommitIterator. One deliberate
+# difference: c1.5 is a child of c1 with an older timestamp (a clock that disagrees), and
+# lakeFS lists c1 before it; graveler never lists a commit after one of its ancestors, so
+# c1.5 comes first wherever both appear (c9, c10, c11).
 ITERATOR_GRAPH = {
     "c0": (0, []),
     "c1": (4, ["c0"]),
@@ -55,9 +58,9 @@ ITERATOR_CASES = [
     ("c4", True, "c4 c2 c0"),
     ("c8", False, "c8 c5 c4 c3 c1 c2 c0"),
     ("c8", True, "c8 c4 c2 c0"),
-    ("c9", False, "c9 c8 c5 c4 c3 c1 c1.5 c2 c0"),
-    ("c10", False, "c10 c9 c8 c5 c4 c3 c1 c1.5 c2 c0"),
-    ("c11", False, "c11 c10 c9 c8 c5 c4 c3 c1 c1.5 c2 c0"),
+    ("c9", False, "c9 c8 c5 c4 c3 c1.5 c1 c2 c0"),
+    ("c10", False, "c10 c9 c8 c5 c4 c3 c1.5 c1 c2 c0"),
+    ("c11", False, "c11 c10 c9 c8 c5 c4 c3 c1.5 c1 c2 c0"),
 ]
 
 
@@ -101,28 +104,59 @@ def test_log_graph(repo):
     assert msgs(repo.log(ids["c8"], since=since, until=until)) == ["c6", "c5"]
 
 
-def test_same_date_orders_by_id(repo):
-    # Ported from lakeFS pkg/graveler/ref/resolve_ref_test.go TestResolveRef_SameDate: equal
-    # creation dates; lakeFS breaks ties by the larger commit ID.
+def test_same_date_never_lists_a_parent_before_its_child(repo):
+    # lakeFS's TestResolveRef_SameDate graph: c5 = merge(c4, c2), c4 -> c3 -> c1, c2 -> c1,
+    # all created at one time. Ties go to the larger commit ID (as in lakeFS), but only among
+    # commits whose children are all listed: lakeFS's plain tie-break would list
+    # c5 c4 c2 c1 c3 here (c1 before its child c3), graveler lists c5 c4 c2 c3 c1.
     when = datetime(2020, 12, 1, 15, tzinfo=UTC)
+    ids: dict[str, str] = {}
 
     def add(msg, *parents):
-        c = make_commit([repo.get_commit(p) for p in parents], "", msg, "tester", {}, when)
+        c = make_commit([repo.get_commit(ids[p]) for p in parents], "", msg, "tester", {}, when)
         repo.refs.add_commit(repo.name, c)
-        return c.id
+        ids[msg] = c.id
 
-    c1 = add("c1")
-    c2, c3 = add("c2", c1), add("c3", c1)
-    c4 = add("c4", c3)
-    c5 = add("c5", c4, c2)
-    got = [c.id for c in repo.log(c5)]
-    assert got[0] == c5 and sorted(got) == sorted({c1, c2, c3, c4, c5})
-    frontier = {c5}
-    for cid in got:  # each step takes the largest ID among the commits reached so far
-        assert cid == max(frontier)
-        frontier = (frontier - {cid}) | set(repo.get_commit(cid).parents) - set(
-            got[: got.index(cid) + 1]
-        )
+    add("c1")
+    add("c2", "c1")
+    add("c3", "c1")
+    add("c4", "c3")
+    add("c5", "c4", "c2")
+    assert ids["c1"] > ids["c3"] and ids["c4"] > ids["c2"] > ids["c3"]  # what made c1 jump
+    assert [c.message for c in repo.log(ids["c5"])] == ["c5", "c4", "c2", "c3", "c1"]
+    assert [c.message for c in repo.log(ids["c5"], amount=4)] == ["c5", "c4", "c2", "c3"]
+    assert [c.message for c in repo.log(ids["c5"], first_parent=True)] == ["c5", "c4", "c3", "c1"]
+
+
+def _ancestors(repo, commit_id):
+    seen, todo = set(), list(repo.get_commit(commit_id).parents)
+    while todo:
+        cid = todo.pop()
+        if cid not in seen:
+            seen.add(cid)
+            todo.extend(repo.get_commit(cid).parents)
+    return seen
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_no_commit_is_listed_after_an_ancestor(repo, seed):
+    """Random merge-heavy histories with few distinct timestamps, some going backwards:
+    every commit is listed once, and after none of its ancestors."""
+    import random
+
+    rng = random.Random(seed)
+    ids: list[str] = []
+    for n in range(40):
+        parents = rng.sample(ids, min(len(ids), rng.choice([1, 1, 2, 3]))) if ids else []
+        when = BASE + timedelta(hours=rng.choice([0, 0, 1, -1]))
+        c = make_commit([repo.get_commit(p) for p in parents], "", f"m{n}", "t", {}, when)
+        repo.refs.add_commit(repo.name, c)
+        ids.append(c.id)
+    listed = [c.id for c in repo.log(ids[-1])]
+    assert len(listed) == len(set(listed)) == len(_ancestors(repo, ids[-1])) + 1
+    position = {cid: i for i, cid in enumerate(listed)}
+    for cid in listed:
+        assert all(position[a] > position[cid] for a in _ancestors(repo, cid))
 
 
 @pytest.fixture

@@ -113,3 +113,31 @@ def test_dereference_with_graph(repo):
     for expected, suffixes in table.items():
         for suffix in suffixes:
             assert repo.resolve(A + suffix).commit.id == expected, suffix
+
+
+# Ported as behaviour from lakeFS's TestController_CreateTag: a tag names a commit, reached
+# by commit ID, branch (its head), ``branch@`` or another tag; ``branch$`` (uncommitted
+# changes) is refused as bad input, an unknown ref is not found, a taken name conflicts.
+def test_create_tag_cases_of_lakefs(repo):
+    from graveler.errors import AlreadyExists
+
+    repo.put("main", "foo/bar1", b"1")
+    head = repo.commit("main", "some message")
+    assert repo.create_tag("tag1", head.id).commit_id == head.id  # ref
+    assert repo.create_tag("tag2", "main").commit_id == head.id  # branch
+    assert repo.create_tag("tag3", "main@").commit_id == head.id  # branch_with_latest_modifier
+    with pytest.raises(InvalidRef, match=r"uncommitted changes of branch 'main'.*tag names a"):
+        repo.create_tag("tag4", "main$")  # branch_with_staging_modifier
+    repo.put("main", "staged", b"x")  # staged changes make no difference
+    with pytest.raises(InvalidRef):
+        repo.create_tag("tag4", "main$")
+    assert "tag4" not in [t.name for t in repo.list_tags()]
+    repo.create_tag("tag5", "main")
+    assert repo.create_tag("tag6", "tag5").commit_id == head.id  # tag_tag
+    with pytest.raises(RefNotFound):
+        repo.create_tag("tag7", "unknown")  # not_exists
+    repo.create_tag("tag8", "main")
+    with pytest.raises(AlreadyExists):
+        repo.create_tag("tag8", "main")  # tag_with_conflicting_tag
+    with pytest.raises(AlreadyExists):
+        repo.create_tag("main", "main")  # tag_with_conflicting_branch

@@ -1,13 +1,16 @@
-"""Fixtures of the refs/staging conformance suite: every test taking ``store`` or ``db_url`` runs
-once on SQLite (a fresh file) and once on PostgreSQL (a fresh schema on the server named by
-``GRAVELER_TEST_POSTGRES_URL``; skipped when unset, failed when set but unreachable).
+"""Fixtures of the refs/staging conformance suite: every test taking ``store`` (or
+``open_store`` with ``store_url``) runs on each store: SQLAlchemy on SQLite (a fresh file), the
+embedded store on SQLite through the standard library (``sqlite-stdlib``), and SQLAlchemy on
+PostgreSQL (a fresh schema on the server named by ``GRAVELER_TEST_POSTGRES_URL``; skipped
+when unset, failed when set but unreachable). Tests of the database itself (migrations)
+take ``db_url``: SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -18,6 +21,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from graveler.model import Branch, Commit, RangeSettings, Repository
 from graveler.refs.scratch import scratch_schema
 from graveler.refs.sql import SqlMetadataStore
+from graveler.refs.sqlite_store import SqliteMetadataStore
+from graveler.refs.store import MetadataStore
 
 PG_ENV = "GRAVELER_TEST_POSTGRES_URL"
 
@@ -25,6 +30,19 @@ BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
 ]
+#: The stores of the conformance suite: (database, implementation).
+STORES = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("sqlite-stdlib", id="sqlite-stdlib"),
+    pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
+]
+#: Opens a store: ``(url, **options)`` with the options of both store classes.
+OpenStore = Callable[..., MetadataStore]
+
+
+def opener(kind: str) -> OpenStore:
+    """The store class of ``kind`` (a STORES id)."""
+    return SqliteMetadataStore if kind == "sqlite-stdlib" else SqlMetadataStore
 
 
 @pytest.fixture(scope="session")
@@ -66,10 +84,30 @@ def db_url(request: pytest.FixtureRequest) -> str:
     return url
 
 
+@pytest.fixture(params=STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Each store of the conformance suite in turn."""
+    return str(request.param)
+
+
 @pytest.fixture
-def store(db_url: str) -> Iterator[SqlMetadataStore]:
+def store_url(store_kind: str, request: pytest.FixtureRequest) -> str:
+    """An empty database for ``store_kind``."""
+    fixture = "pg_db_url" if store_kind == "postgresql" else "sqlite_db_url"
+    url: str = request.getfixturevalue(fixture)
+    return url
+
+
+@pytest.fixture
+def open_store(store_kind: str) -> OpenStore:
+    """``open_store(url, **options)``: a store of ``store_kind``."""
+    return opener(store_kind)
+
+
+@pytest.fixture
+def store(store_url: str, open_store: OpenStore) -> Iterator[MetadataStore]:
     """A migrated store on an empty database."""
-    with SqlMetadataStore(db_url) as opened:
+    with open_store(store_url) as opened:
         yield opened
 
 
@@ -106,7 +144,7 @@ def a_branch(name: str = "main", commit_id: str = "c0", token: str | None = None
     return Branch(name=name, commit_id=commit_id, staging_token=token or f"tok-{uuid.uuid4()}")
 
 
-def new_repository(store: SqlMetadataStore, name: str = "repo") -> Branch:
+def new_repository(store: MetadataStore, name: str = "repo") -> Branch:
     """Create repository ``name`` with commit ``c0`` and branch ``main``; return the branch."""
     branch = a_branch()
     store.create_repository(a_repository(name), a_commit(), branch)

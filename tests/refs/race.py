@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 
 from graveler.model import StagedEntry
 from graveler.refs.sql import SqlMetadataStore
+from graveler.refs.sqlite_store import SqliteMetadataStore
+from graveler.refs.store import MetadataStore
 
 
 @dataclass
@@ -37,7 +39,7 @@ def entry(key: bytes) -> StagedEntry:
     return StagedEntry(key, b"id-" + key, b"value-" + key)
 
 
-def write_batches(store: SqlMetadataStore, writer: int, rounds: int, batch: int) -> list[Ack]:
+def write_batches(store: MetadataStore, writer: int, rounds: int, batch: int) -> list[Ack]:
     """Stage ``rounds`` batches of ``batch`` unique keys; return what was acknowledged."""
     acks: list[Ack] = []
     for round_no in range(rounds):
@@ -49,13 +51,17 @@ def write_batches(store: SqlMetadataStore, writer: int, rounds: int, batch: int)
     return acks
 
 
-def process_writer(url: str, writer: int, rounds: int, batch: int) -> list[Ack]:
-    """Entry point of a spawned writer process: its own store on the shared database."""
-    with SqlMetadataStore(url, migrate=False) as store:
+def process_writer(
+    url: str, writer: int, rounds: int, batch: int, kind: str = "sqlite"
+) -> list[Ack]:
+    """Entry point of a spawned writer process: its own store (``kind``: a STORES id of the
+    conftest) on the shared database."""
+    opened = SqliteMetadataStore if kind == "sqlite-stdlib" else SqlMetadataStore
+    with opened(url, migrate=False) as store:
         return write_batches(store, writer, rounds, batch)
 
 
-def seal_until(store: SqlMetadataStore, stop: threading.Event, log: SealLog) -> None:
+def seal_until(store: MetadataStore, stop: threading.Event, log: SealLog) -> None:
     """Seal the staging token of ``repo``/``main`` again and again until ``stop`` is set."""
     while not stop.is_set():
         branch = store.get_branch("repo", "main")
@@ -69,7 +75,7 @@ def seal_until(store: SqlMetadataStore, stop: threading.Event, log: SealLog) -> 
         stop.wait(0.002)
 
 
-def check_no_lost_writes(store: SqlMetadataStore, acks: list[Ack], log: SealLog) -> None:
+def check_no_lost_writes(store: MetadataStore, acks: list[Ack], log: SealLog) -> None:
     """Assert the stage/seal contract over everything that was acknowledged."""
     final = store.get_branch("repo", "main")
     tokens = [final.staging_token, *final.sealed_tokens]

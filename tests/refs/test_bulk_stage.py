@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from graveler.model import StagedEntry
-from graveler.refs.sql import SqlMetadataStore
+from graveler.refs.store import MetadataStore
 from tests.refs.conftest import new_repository
 
 COUNT = 200_000
@@ -28,7 +28,7 @@ def _entries(count: int) -> Iterator[StagedEntry]:
 
 
 @pytest.mark.slow
-def test_stage_200k_entries_in_one_call(store: SqlMetadataStore) -> None:
+def test_stage_200k_entries_in_one_call(store: MetadataStore) -> None:
     token = new_repository(store).staging_token
 
     started = time.perf_counter()

@@ -14,15 +14,16 @@ import pytest
 from graveler.errors import BranchMoved, StorageError
 from graveler.model import Branch
 from graveler.refs.sql import SqlMetadataStore
+from graveler.refs.store import MetadataStore
 from tests.refs import race
-from tests.refs.conftest import new_repository
+from tests.refs.conftest import new_repository, opener
 
 WRITERS = 4
 ROUNDS = 40
 BATCH = 25
 
 
-def test_threads_staging_while_a_sealer_seals(store: SqlMetadataStore) -> None:
+def test_threads_staging_while_a_sealer_seals(store: MetadataStore) -> None:
     """N writer threads share one store (one engine, pooled connections) with a sealer."""
     new_repository(store)
     stop = threading.Event()
@@ -46,10 +47,13 @@ def test_threads_staging_while_a_sealer_seals(store: SqlMetadataStore) -> None:
     race.check_no_lost_writes(store, acks, log)
 
 
-def test_sqlite_writers_with_separate_engines(sqlite_db_url: str) -> None:
-    """Like separate processes: each writer opens its own store (engine) on the same file."""
+@pytest.mark.parametrize("kind", ["sqlite", "sqlite-stdlib", "mixed"])
+def test_sqlite_writers_with_separate_engines(sqlite_db_url: str, kind: str) -> None:
+    """Like separate processes: each writer opens its own store (engine) on the same file
+    (``mixed``: the sealer on SQLAlchemy, the writers on the standard library's store)."""
     db_url = sqlite_db_url
-    with SqlMetadataStore(db_url) as store:
+    writers = "sqlite-stdlib" if kind == "mixed" else kind
+    with opener("sqlite" if kind == "mixed" else kind)(db_url) as store:
         new_repository(store)
         stop = threading.Event()
         log = race.SealLog()
@@ -62,7 +66,8 @@ def test_sqlite_writers_with_separate_engines(sqlite_db_url: str) -> None:
                 with ThreadPoolExecutor(WRITERS) as pool:
                     ids = range(attempt * WRITERS, (attempt + 1) * WRITERS)
                     futures = [
-                        pool.submit(race.process_writer, db_url, n, ROUNDS, BATCH) for n in ids
+                        pool.submit(race.process_writer, db_url, n, ROUNDS, BATCH, writers)
+                        for n in ids
                     ]
                     acks += [ack for future in futures for ack in future.result()]
                 if len(log.counts_at_seal) >= 3 and len({a.token for a in acks}) >= 2:
@@ -97,7 +102,7 @@ def test_processes_staging_while_a_sealer_seals_on_postgres(pg_db_url: str) -> N
         race.check_no_lost_writes(store, acks, log)
 
 
-def _cas_race(store: SqlMetadataStore, expected: Branch, commit_ids: list[str]) -> list[str]:
+def _cas_race(store: MetadataStore, expected: Branch, commit_ids: list[str]) -> list[str]:
     """Run one update_branch per commit ID at the same moment; return each outcome."""
     barrier = threading.Barrier(len(commit_ids))
 
@@ -113,7 +118,7 @@ def _cas_race(store: SqlMetadataStore, expected: Branch, commit_ids: list[str]) 
         return list(pool.map(attempt, commit_ids))
 
 
-def test_concurrent_update_branch_from_the_same_expected(store: SqlMetadataStore) -> None:
+def test_concurrent_update_branch_from_the_same_expected(store: MetadataStore) -> None:
     """Two compare-and-swaps from the same expected row: exactly one wins, every time."""
     new_repository(store)
     for round_no in range(15):
@@ -124,9 +129,12 @@ def test_concurrent_update_branch_from_the_same_expected(store: SqlMetadataStore
         assert store.get_branch("repo", "main").commit_id == winners[0]
 
 
-def test_sqlite_writer_waits_for_the_lock_then_reports_storage_error(sqlite_db_url: str) -> None:
+@pytest.mark.parametrize("kind", ["sqlite", "sqlite-stdlib"])
+def test_sqlite_writer_waits_for_the_lock_then_reports_storage_error(
+    sqlite_db_url: str, kind: str
+) -> None:
     """A writer queues behind another for ``busy_timeout``, then fails with a clear error."""
-    with SqlMetadataStore(sqlite_db_url, busy_timeout=0.3) as store:
+    with opener(kind)(sqlite_db_url, busy_timeout=0.3) as store:
         new_repository(store)
         holder = sqlite3.connect(sqlite_db_url.removeprefix("sqlite:///"), isolation_level=None)
         try:

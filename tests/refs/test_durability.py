@@ -113,7 +113,7 @@ def test_direct_connections_end_with_their_thread_or_the_store(tmp_path: Path) -
         worker.start()
         worker.join()
     gc.collect()
-    assert len(db._direct_all) == 0  # every thread's connection went with it
+    assert len(db._direct.held) == 0  # every thread's connection went with it
     put(99)
     running, stop = threading.Event(), threading.Event()
 
@@ -125,7 +125,7 @@ def test_direct_connections_end_with_their_thread_or_the_store(tmp_path: Path) -
     other = threading.Thread(target=holds_on)
     other.start()
     running.wait(30)
-    held = list(db._direct_all)
+    held = list(db._direct.held)
     assert len(held) == 2  # this thread's and the running one's
     store.close()
     stop.set()
@@ -133,3 +133,113 @@ def test_direct_connections_end_with_their_thread_or_the_store(tmp_path: Path) -
     for h in held:
         with pytest.raises(sqlite3.ProgrammingError):  # closed, whichever thread it served
             h.conn.execute("SELECT 1")
+
+
+# --- the embedded store (standard library) -----------------------------------------------------
+
+
+def test_the_stdlib_store_is_relaxed_for_staging_and_full_for_branch_moves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same levels, through the embedded store's one write path
+    (``graveler.refs.sqlite_db``), as the SQLAlchemy store's above."""
+    from graveler.refs import sqlite_db
+    from graveler.refs.sqlite_store import SqliteMetadataStore
+
+    store = SqliteMetadataStore(tmp_path / "refs.db")
+    new_repository(store)
+    levels: list[int] = []
+    real = sqlite_db.write_transaction
+
+    @contextmanager
+    def recording(conn, *, durable):  # type: ignore[no-untyped-def]
+        with real(conn, durable=durable):
+            levels.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+            yield
+
+    monkeypatch.setattr(sqlite_db, "write_transaction", recording)
+    many = [StagedEntry(b"k%d" % i, b"i", b"v") for i in range(40)]
+    store.stage("repo", "main", many)
+    branch = store.get_branch("repo", "main")
+    store.update_branch("repo", branch, branch)
+    store.stage("repo", "main", iter(many))
+    store.drop_tokens([branch.staging_token])
+    store.stage("repo", "main", [StagedEntry(b"k", b"i", b"v")])
+    store.update_branch("repo", branch, branch, durable=False)
+    moved = replace(branch, commit_id=a_commit("c1").id)
+    store.advance_branch("repo", branch, moved, a_commit("c1"))
+    assert levels == [NORMAL, FULL, NORMAL, NORMAL, NORMAL, NORMAL, FULL]
+    assert store._db.connection().execute("PRAGMA synchronous").fetchone()[0] == NORMAL
+    store.close()
+
+
+def test_both_stores_read_what_the_other_wrote(tmp_path: Path) -> None:
+    """One database file, opened by both stores: repositories, commits (times as the same
+    text), branches, tags, staged entries and hook runs round-trip either way."""
+    from graveler.hookevents import HookEvent, HookResult, HookRun, HookStatus
+    from graveler.model import Tag
+    from graveler.refs.sqlite_store import SqliteMetadataStore
+
+    url = f"sqlite:///{tmp_path / 'refs.db'}"
+    with SqlMetadataStore(url) as orm, SqliteMetadataStore(url) as lite:
+        for name, writer, reader in (("by-orm", orm, lite), ("by-lite", lite, orm)):
+            branch = new_repository(writer, name)
+            commit = a_commit("c1", ("c0",), creation_date=T0, metadata={"k": "é"})
+            writer.add_commit(name, commit)
+            writer.create_tag(name, Tag("v1", "c1"))
+            writer.stage(
+                name, "main", [StagedEntry(b"a", b"i", b"v"), StagedEntry(b"b", None, None)]
+            )
+            hook = HookResult("h", "python", HookStatus.FAILED, T0, T0, "act", "boom")
+            run = HookRun(
+                "r1",
+                name,
+                HookEvent.PRE_COMMIT,
+                HookStatus.FAILED,
+                T0,
+                T0,
+                "c1",
+                branch="main",
+                source_ref="main",
+                hooks=(hook,),
+            )
+            writer.add_hook_run(run)
+            assert reader.get_repository(name) == writer.get_repository(name)
+            assert reader.get_commit(name, "c1") == commit
+            assert reader.list_branches(name) == [branch] == writer.list_branches(name)
+            assert reader.list_tags(name) == [Tag("v1", "c1")]
+            assert list(reader.iter_staged(branch.staging_token)) == list(
+                writer.iter_staged(branch.staging_token)
+            )
+            assert reader.get_hook_run(name, "r1") == run == writer.list_hook_runs(name)[0]
+        assert [r.name for r in lite.list_repositories()] == ["by-lite", "by-orm"]
+    raw = sqlite3.connect(tmp_path / "refs.db")
+    texts = raw.execute("SELECT repo, creation_date FROM graveler_commits WHERE id = 'c1'")
+    stored = dict(texts.fetchall())
+    raw.close()
+    assert stored["by-orm"] == stored["by-lite"]
+
+
+def test_stdlib_connections_end_with_their_thread_or_the_store(tmp_path: Path) -> None:
+    import gc
+    import threading
+
+    from graveler.refs.sqlite_store import SqliteMetadataStore
+
+    store = SqliteMetadataStore(tmp_path / "refs.db")
+    new_repository(store)
+
+    def put(n: int) -> None:
+        store.stage("repo", "main", [StagedEntry(b"t%d" % n, b"i", b"v")])
+
+    for n in range(3):
+        worker = threading.Thread(target=put, args=(n,))
+        worker.start()
+        worker.join()
+    gc.collect()
+    put(99)
+    held = list(store._db._conns.held)
+    assert len(held) == 1  # this thread's: the workers' went with them
+    store.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        held[0].conn.execute("SELECT 1")

@@ -135,3 +135,58 @@ def test_opening_a_current_database_does_not_import_alembic(tmp_path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# --- the embedded store (standard library): migrated through Alembic, then used without it ----
+
+
+def test_stdlib_store_creates_or_migrates_through_alembic_then_works(tmp_path: Path) -> None:
+    from graveler.refs.revision import HEAD_REVISION
+    from graveler.refs.sqlite_store import SqliteMetadataStore, schema_revision
+
+    fresh = tmp_path / ".graveler" / "refs.db"  # neither the file nor its directory exist
+    with SqliteMetadataStore(f"sqlite:///{fresh}") as store:
+        assert store.list_repositories() == []
+    assert schema_revision(str(fresh)) == HEAD_REVISION
+    old = tmp_path / "old.db"
+    upgrade(f"sqlite:///{old}", "0001")  # a database of an older build
+    assert schema_revision(str(old)) == "0001"
+    with SqliteMetadataStore(old) as store:
+        assert store.list_hook_runs("any") == []  # a table of a later revision
+    assert schema_revision(str(old)) == HEAD_REVISION
+
+
+def test_stdlib_store_refuses_a_newer_schema_and_an_unmigrated_one(tmp_path: Path) -> None:
+    import sqlite3
+
+    from graveler.refs.sqlite_store import SqliteMetadataStore
+
+    newer = tmp_path / "newer.db"
+    upgrade(f"sqlite:///{newer}")
+    with sqlite3.connect(newer) as conn:
+        conn.execute(f"UPDATE {VERSION_TABLE} SET version_num = '9999'")
+    with pytest.raises(StorageError):
+        SqliteMetadataStore(newer)
+    bare = tmp_path / "bare.db"
+    with (
+        SqliteMetadataStore(bare, migrate=False) as store,
+        pytest.raises(StorageError, match="migrations"),
+    ):
+        store.list_repositories()
+    with pytest.raises(InvalidArgument, match="SQLite file"):
+        SqliteMetadataStore("postgresql+psycopg://u:p@127.0.0.1/db")
+
+
+def test_the_stdlib_store_on_a_current_database_imports_no_sqlalchemy(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'refs.db'}"
+    upgrade(url)
+    code = (
+        "import sys; from graveler.refs.store import open_metadata_store; "
+        f"s = open_metadata_store({url!r}); s.list_repositories(); s.close(); "
+        "print(sorted(m for m in ('sqlalchemy', 'alembic') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -17,15 +17,15 @@ from graveler.errors import (
     TagNotFound,
 )
 from graveler.model import StagedEntry, Tag
-from graveler.refs import sql_refs
-from graveler.refs.sql import SqlMetadataStore
+from graveler.refs import rows
+from graveler.refs.store import MetadataStore
 from tests.refs.conftest import T0, a_branch, a_commit, a_repository, new_repository
 
 # --- repositories -----------------------------------------------------------------------------
 
 
 def test_repository_round_trip_keeps_microseconds_and_normalises_to_utc(
-    store: SqlMetadataStore,
+    store: MetadataStore,
 ) -> None:
     branch = new_repository(store)
     got = store.get_repository("repo")
@@ -37,7 +37,7 @@ def test_repository_round_trip_keeps_microseconds_and_normalises_to_utc(
 
 
 def test_create_repository_twice_raises_already_exists_and_keeps_the_first(
-    store: SqlMetadataStore,
+    store: MetadataStore,
 ) -> None:
     branch = new_repository(store)
     with pytest.raises(AlreadyExists, match="repo"):
@@ -50,7 +50,7 @@ def test_create_repository_twice_raises_already_exists_and_keeps_the_first(
         store.get_commit("repo", "c9")
 
 
-def test_missing_repository(store: SqlMetadataStore) -> None:
+def test_missing_repository(store: MetadataStore) -> None:
     with pytest.raises(RepositoryNotFound):
         store.get_repository("nope")
     with pytest.raises(RepositoryNotFound):
@@ -61,14 +61,14 @@ def test_missing_repository(store: SqlMetadataStore) -> None:
         store.list_tags("nope")
 
 
-def test_list_repositories_sorted_by_code_point(store: SqlMetadataStore) -> None:
+def test_list_repositories_sorted_by_code_point(store: MetadataStore) -> None:
     names = ["repo-b", "Repo-a", "repo-a", "repo-é", "repo-z", "repo-10", "repo-9"]
     for name in names:
         new_repository(store, name)
     assert [r.name for r in store.list_repositories()] == sorted(names)
 
 
-def test_naive_datetime_is_refused(store: SqlMetadataStore) -> None:
+def test_naive_datetime_is_refused(store: MetadataStore) -> None:
     naive = replace(a_repository(), creation_date=datetime(2026, 1, 1))
     with pytest.raises(InvalidArgument, match="naive"):
         store.create_repository(naive, a_commit(), a_branch())
@@ -80,7 +80,7 @@ def test_naive_datetime_is_refused(store: SqlMetadataStore) -> None:
     assert store.get_branch("repo", "main") == main
 
 
-def test_delete_repository_removes_everything_and_nothing_else(store: SqlMetadataStore) -> None:
+def test_delete_repository_removes_everything_and_nothing_else(store: MetadataStore) -> None:
     main = new_repository(store, "doomed")
     other = new_repository(store, "kept")
     sealed = replace(main, staging_token="fresh", sealed_tokens=(main.staging_token,))
@@ -113,7 +113,7 @@ def test_delete_repository_removes_everything_and_nothing_else(store: SqlMetadat
 # --- branches ---------------------------------------------------------------------------------
 
 
-def test_branches_create_get_list(store: SqlMetadataStore) -> None:
+def test_branches_create_get_list(store: MetadataStore) -> None:
     main = new_repository(store)
     names = ["feature/x", "dev", "Dev", "zeta", "ünï"]
     created = {name: a_branch(name) for name in names}
@@ -125,7 +125,7 @@ def test_branches_create_get_list(store: SqlMetadataStore) -> None:
     assert listed == sorted([*created.values(), main], key=lambda b: b.name)
 
 
-def test_create_branch_errors(store: SqlMetadataStore) -> None:
+def test_create_branch_errors(store: MetadataStore) -> None:
     new_repository(store)
     with pytest.raises(AlreadyExists, match="main"):
         store.create_branch("repo", a_branch("main"))
@@ -137,7 +137,7 @@ def test_create_branch_errors(store: SqlMetadataStore) -> None:
         store.get_branch("nope", "main")
 
 
-def test_update_branch_swaps_the_whole_row(store: SqlMetadataStore) -> None:
+def test_update_branch_swaps_the_whole_row(store: MetadataStore) -> None:
     main = new_repository(store)
     store.add_commit("repo", a_commit("c1", ("c0",)))
     new = replace(
@@ -161,7 +161,7 @@ def test_update_branch_swaps_the_whole_row(store: SqlMetadataStore) -> None:
     ids=["commit_id", "staging_token", "sealed_tokens", "protected"],
 )
 def test_update_branch_with_stale_expected_raises_branch_moved(
-    store: SqlMetadataStore, stale: dict[str, object]
+    store: MetadataStore, stale: dict[str, object]
 ) -> None:
     main = new_repository(store)
     with pytest.raises(BranchMoved):
@@ -169,7 +169,7 @@ def test_update_branch_with_stale_expected_raises_branch_moved(
     assert store.get_branch("repo", "main") == main
 
 
-def test_update_branch_errors(store: SqlMetadataStore) -> None:
+def test_update_branch_errors(store: MetadataStore) -> None:
     main = new_repository(store)
     with pytest.raises(BranchNotFound):
         store.update_branch("repo", a_branch("ghost"), a_branch("ghost"))
@@ -179,7 +179,7 @@ def test_update_branch_errors(store: SqlMetadataStore) -> None:
 
 
 def test_delete_branch_returns_the_row_and_leaves_staging_to_the_caller(
-    store: SqlMetadataStore,
+    store: MetadataStore,
 ) -> None:
     new_repository(store)
     dev = a_branch("dev")
@@ -196,7 +196,7 @@ def test_delete_branch_returns_the_row_and_leaves_staging_to_the_caller(
 # --- tags -------------------------------------------------------------------------------------
 
 
-def test_tags(store: SqlMetadataStore) -> None:
+def test_tags(store: MetadataStore) -> None:
     new_repository(store)
     new_repository(store, "other")
     for name in ["v2", "v10", "V1", "release/2026"]:
@@ -221,7 +221,7 @@ def test_tags(store: SqlMetadataStore) -> None:
 # --- commits ----------------------------------------------------------------------------------
 
 
-def test_commit_round_trip(store: SqlMetadataStore) -> None:
+def test_commit_round_trip(store: MetadataStore) -> None:
     new_repository(store)
     commit = a_commit(
         "c2",
@@ -239,7 +239,7 @@ def test_commit_round_trip(store: SqlMetadataStore) -> None:
     assert got.creation_date.tzinfo is UTC
 
 
-def test_add_commit_is_idempotent_by_id(store: SqlMetadataStore) -> None:
+def test_add_commit_is_idempotent_by_id(store: MetadataStore) -> None:
     new_repository(store)
     store.add_commit("repo", a_commit("c1", ("c0",)))
     store.add_commit("repo", a_commit("c1", ("c0",)))
@@ -247,7 +247,7 @@ def test_add_commit_is_idempotent_by_id(store: SqlMetadataStore) -> None:
     assert store.get_commit("repo", "c1").message == "initial commit"
 
 
-def test_commit_errors(store: SqlMetadataStore) -> None:
+def test_commit_errors(store: MetadataStore) -> None:
     new_repository(store)
     new_repository(store, "other")
     store.add_commit("other", a_commit("only-in-other"))
@@ -257,7 +257,7 @@ def test_commit_errors(store: SqlMetadataStore) -> None:
         store.add_commit("nope", a_commit("c1"))
 
 
-def test_commits_with_prefix(store: SqlMetadataStore) -> None:
+def test_commits_with_prefix(store: MetadataStore) -> None:
     new_repository(store)
     new_repository(store, "other")
     ids = ["abc123", "abc456", "abd000", "ab", "b00000", "ABC999"]
@@ -275,9 +275,9 @@ def test_commits_with_prefix(store: SqlMetadataStore) -> None:
 
 
 def test_iter_commits_pages_through_everything(
-    store: SqlMetadataStore, monkeypatch: pytest.MonkeyPatch
+    store: MetadataStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sql_refs, "_ITER_BATCH", 3)
+    monkeypatch.setattr(rows, "ITER_BATCH", 3)
     new_repository(store)
     new_repository(store, "other")
     ids = {f"c{i:02d}" for i in range(1, 10)}  # 9 + c0 = 10 commits: pages of 3, 3, 3, 1

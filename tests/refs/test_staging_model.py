@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graveler.model import StagedEntry
-from graveler.refs.sql import SqlMetadataStore
+from graveler.refs.store import MetadataStore
 from tests.refs.conftest import a_branch, new_repository
 
 # Few atoms so that keys share prefixes often; 0x00 / 0x80 / 0xFF and UTF-8 test byte order.
@@ -43,7 +43,7 @@ Model = dict[bytes, StagedEntry]
 
 
 def _apply(
-    store: SqlMetadataStore, branch: str, token: str, ops: list[tuple[str, object]], model: Model
+    store: MetadataStore, branch: str, token: str, ops: list[tuple[str, object]], model: Model
 ) -> None:
     for kind, arg in ops:
         if kind == "stage":
@@ -72,7 +72,7 @@ def _window(model: Model, start: bytes, prefix: bytes) -> list[StagedEntry]:
     probes=st.lists(keys, max_size=5),
 )
 def test_staging_matches_a_dict_model(
-    store: SqlMetadataStore,
+    store: MetadataStore,
     ops: list[tuple[str, object]],
     reads: list[tuple[bytes, bytes, int]],
     probes: list[bytes],

@@ -10,8 +10,8 @@ import pytest
 
 from graveler.errors import BranchNotFound, InvalidArgument
 from graveler.model import StagedEntry
-from graveler.refs.sql import SqlMetadataStore
-from tests.refs.conftest import new_repository
+from graveler.refs.store import MetadataStore
+from tests.refs.conftest import OpenStore, new_repository
 
 #: Bytewise order, including NUL, 0xFF, keys that prefix others, and non-ASCII UTF-8.
 ORDERED_KEYS = [
@@ -48,13 +48,13 @@ def tombstone(key: bytes) -> StagedEntry:
 
 
 @pytest.fixture
-def token(store: SqlMetadataStore) -> str:
+def token(store: MetadataStore) -> str:
     """The staging token of ``repo``/``main``."""
     return new_repository(store).staging_token
 
 
 def test_stage_returns_the_current_token_and_get_reads_back(
-    store: SqlMetadataStore, token: str
+    store: MetadataStore, token: str
 ) -> None:
     assert store.stage("repo", "main", [value(b"k1"), tombstone(b"k2")]) == token
     assert store.get_staged(token, b"k1") == value(b"k1")
@@ -66,9 +66,7 @@ def test_stage_returns_the_current_token_and_get_reads_back(
     assert store.stage("repo", "main", []) == token
 
 
-def test_last_write_wins_within_a_call_and_across_calls(
-    store: SqlMetadataStore, token: str
-) -> None:
+def test_last_write_wins_within_a_call_and_across_calls(store: MetadataStore, token: str) -> None:
     store.stage("repo", "main", [value(b"k", 1), tombstone(b"k"), value(b"k", 2)])
     assert store.get_staged(token, b"k") == value(b"k", 2)
     store.stage("repo", "main", [tombstone(b"k")])
@@ -78,8 +76,8 @@ def test_last_write_wins_within_a_call_and_across_calls(
     assert store.count_staged(token) == 1
 
 
-def test_generator_input_crossing_chunk_boundaries(db_url: str) -> None:
-    with SqlMetadataStore(db_url, stage_chunk_size=3) as store:
+def test_generator_input_crossing_chunk_boundaries(store_url: str, open_store: OpenStore) -> None:
+    with open_store(store_url, stage_chunk_size=3) as store:
         token = new_repository(store).staging_token
 
         def entries() -> Iterator[StagedEntry]:
@@ -97,8 +95,8 @@ def test_generator_input_crossing_chunk_boundaries(db_url: str) -> None:
     assert staged[b"00"] == value(b"00", 1)
 
 
-def test_stage_is_one_transaction(db_url: str) -> None:
-    with SqlMetadataStore(db_url, stage_chunk_size=2) as store:
+def test_stage_is_one_transaction(store_url: str, open_store: OpenStore) -> None:
+    with open_store(store_url, stage_chunk_size=2) as store:
         token = new_repository(store).staging_token
 
         def failing() -> Iterator[StagedEntry]:
@@ -116,9 +114,9 @@ def test_stage_is_one_transaction(db_url: str) -> None:
         assert store.count_staged(token) == 0
 
 
-def test_large_chunks_overwrite_and_tombstone(db_url: str) -> None:
+def test_large_chunks_overwrite_and_tombstone(store_url: str, open_store: OpenStore) -> None:
     """Chunks big enough for PostgreSQL's COPY path, with overwrites across chunks and calls."""
-    with SqlMetadataStore(db_url, stage_chunk_size=1_000) as store:
+    with open_store(store_url, stage_chunk_size=1_000) as store:
         token = new_repository(store).staging_token
         keys = [b"big/%05d" % i for i in range(2_500)]
         store.stage("repo", "main", (value(k, 1) for k in reversed(keys)))
@@ -129,7 +127,7 @@ def test_large_chunks_overwrite_and_tombstone(db_url: str) -> None:
     assert staged == [expected[k] for k in keys]
 
 
-def test_stage_on_missing_branch(store: SqlMetadataStore) -> None:
+def test_stage_on_missing_branch(store: MetadataStore) -> None:
     new_repository(store)
     with pytest.raises(BranchNotFound):
         store.stage("repo", "ghost", [value(b"k")])
@@ -137,7 +135,7 @@ def test_stage_on_missing_branch(store: SqlMetadataStore) -> None:
         store.stage("nope", "main", [value(b"k")])
 
 
-def test_tokens_are_independent(store: SqlMetadataStore, token: str) -> None:
+def test_tokens_are_independent(store: MetadataStore, token: str) -> None:
     dev = new_repository(store, "other").staging_token
     store.stage("repo", "main", [value(b"k", 1)])
     store.stage("other", "main", [value(b"k", 2), value(b"j")])
@@ -149,7 +147,7 @@ def test_tokens_are_independent(store: SqlMetadataStore, token: str) -> None:
     assert store.count_staged("unknown") == 0
 
 
-def test_keys_iterate_in_bytewise_order(store: SqlMetadataStore, token: str) -> None:
+def test_keys_iterate_in_bytewise_order(store: MetadataStore, token: str) -> None:
     assert sorted(ORDERED_KEYS) == ORDERED_KEYS
     store.stage("repo", "main", [value(k) for k in reversed(ORDERED_KEYS)])
     assert [e.key for e in store.iter_staged(token)] == ORDERED_KEYS
@@ -160,7 +158,7 @@ def test_keys_iterate_in_bytewise_order(store: SqlMetadataStore, token: str) -> 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 3, 4, 5, 6, 7, 100])
 def test_iter_staged_windows_at_every_batch_boundary(
-    store: SqlMetadataStore, token: str, batch_size: int
+    store: MetadataStore, token: str, batch_size: int
 ) -> None:
     keys = [b"a", b"a/1", b"a/2", b"a/3", b"b", b"b/1"]  # 6 keys: exact, +1, -1 batch sizes
     store.stage("repo", "main", [value(k) for k in keys] + [tombstone(b"a/2")])
@@ -184,7 +182,7 @@ def test_iter_staged_windows_at_every_batch_boundary(
     assert tomb == [tombstone(b"a/2")]
 
 
-def test_prefixes_made_of_0xff(store: SqlMetadataStore, token: str) -> None:
+def test_prefixes_made_of_0xff(store: MetadataStore, token: str) -> None:
     keys = [b"\xfe\xff", b"\xff", b"\xff\x00", b"\xff\xff", b"\xff\xff\x01"]
     store.stage("repo", "main", [value(k) for k in keys])
     assert [e.key for e in store.iter_staged(token, prefix=b"\xff")] == keys[1:]
@@ -194,14 +192,12 @@ def test_prefixes_made_of_0xff(store: SqlMetadataStore, token: str) -> None:
     assert [e.key for e in store.iter_staged(token)] == keys[:3]
 
 
-def test_iter_staged_rejects_bad_batch_size_immediately(
-    store: SqlMetadataStore, token: str
-) -> None:
+def test_iter_staged_rejects_bad_batch_size_immediately(store: MetadataStore, token: str) -> None:
     with pytest.raises(InvalidArgument):
         store.iter_staged(token, batch_size=0)
 
 
-def test_drop_tokens(store: SqlMetadataStore, token: str) -> None:
+def test_drop_tokens(store: MetadataStore, token: str) -> None:
     other = new_repository(store, "other").staging_token
     keys = [b"a", b"a/1", b"a/2", b"ab", b"b"]
     store.stage("repo", "main", [value(k) for k in keys])
@@ -220,11 +216,11 @@ def test_drop_tokens(store: SqlMetadataStore, token: str) -> None:
 
 @pytest.mark.parametrize("count", [1, 3, 40], ids=["one", "few", "many"])
 def test_a_missing_or_protected_branch_refuses_every_size_of_call(
-    store: SqlMetadataStore, token: str, count: int
+    store: MetadataStore, token: str, count: int
 ) -> None:
-    """SQLite stages calls of a few entries through the driver directly
-    (graveler.refs.sqlite_stage), longer ones through SQLAlchemy: both refuse alike and
-    write nothing."""
+    """SQLite stages calls of a few entries in one statement each
+    (graveler.refs.sqlite_stage), longer ones in chunks: both refuse alike and write
+    nothing."""
     from graveler.errors import ProtectedBranch
 
     entries = [value(b"k%d" % i) for i in range(count)]
@@ -240,9 +236,7 @@ def test_a_missing_or_protected_branch_refuses_every_size_of_call(
     assert store.count_staged(token) == count
 
 
-def test_a_failing_entry_source_rolls_the_whole_call_back(
-    store: SqlMetadataStore, token: str
-) -> None:
+def test_a_failing_entry_source_rolls_the_whole_call_back(store: MetadataStore, token: str) -> None:
     """``entries`` is consumed inside the transaction: what iterating it raises undoes
     everything written before (what upload_many relies on to wait for its flush)."""
 
@@ -253,3 +247,27 @@ def test_a_failing_entry_source_rolls_the_whole_call_back(
     with pytest.raises(OSError, match="flush"):
         store.stage("repo", "main", entries())
     assert store.count_staged(token) == 0
+
+
+@pytest.mark.parametrize("count", [1, 40], ids=["few", "many"])
+def test_check_runs_inside_the_staging_transaction(
+    store: MetadataStore, token: str, count: int
+) -> None:
+    """``stage(check=...)``: the check runs before anything is written, sees what earlier
+    calls staged, and what it raises undoes the whole call (conditional writes)."""
+    seen: list[int] = []
+
+    def count_staged() -> None:
+        seen.append(store.count_staged(token))
+
+    first = [value(b"a%d" % i) for i in range(count)]
+    store.stage("repo", "main", first, check=count_staged)
+    store.stage("repo", "main", [value(b"b")], check=count_staged)
+    assert seen == [0, count]
+
+    def refuse() -> None:
+        raise ValueError("precondition failed")
+
+    with pytest.raises(ValueError, match="precondition"):
+        store.stage("repo", "main", [value(b"c%d" % i) for i in range(count)], check=refuse)
+    assert store.count_staged(token) == count + 1

@@ -16,6 +16,8 @@ from tests.spark_cluster.cluster import StandaloneCluster
 from tests.spark_cluster.conftest import BASE_CONF, JOBS, driver_env
 
 ROWS = 40_000
+#: Not ``lake``: the package's other tests keep that name in the same PostgreSQL schema.
+REPO = "s3a-lake"
 
 
 def test_parquet_through_s3a_on_the_cluster(
@@ -24,10 +26,10 @@ def test_parquet_through_s3a_on_the_cluster(
     home = tmp_path / "home"
     secret = {"GRAVELER_AUTH_ENCRYPT_KEY": "cluster-test-server-key"}
     with Served(home, pg_url, "--workers", "2", env=secret) as server:
-        server.repository("lake", (tmp_path / "ns").as_uri())
-        key = server.credentials("--repository", "lake")
+        server.repository(REPO, (tmp_path / "ns").as_uri())
+        key = server.credentials("--repository", REPO)
         with Graveler(home, pg_url) as gv:
-            repo = gv.repository("lake")
+            repo = gv.repository(REPO)
             repo.create_branch("run-7", "main")
             env = driver_env(
                 tmp_path / "driver-home",
@@ -37,7 +39,7 @@ def test_parquet_through_s3a_on_the_cluster(
                 NO_PROXY="127.0.0.1,localhost",
             )
             conf = {**BASE_CONF, "spark.jars": ",".join(jar_paths(*S3A_JARS))}
-            cfg = {"branch": "run-7", "rows": ROWS}
+            cfg = {"bucket": REPO, "branch": "run-7", "rows": ROWS}
             submitted = cluster.submit(
                 JOBS / "s3a_job.py", [json.dumps(cfg)], env, conf, tmp_path / "driver.log"
             )

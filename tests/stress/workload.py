@@ -28,6 +28,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import sys
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TextIO, cast
@@ -36,6 +37,7 @@ from sqlalchemy import event
 
 from graveler.client import Graveler
 from graveler.errors import BranchMoved, NoChanges
+from graveler.refs import sqlite_conn
 from graveler.repository import Repository
 
 WRITE_BRANCHES = ("w0", "w1", "w2", "w3")
@@ -95,7 +97,19 @@ class _TickingReader(io.RawIOBase):
 def install_kill_point(gv: Graveler, repo: Repository, kill: KillPoint) -> None:
     """Hook the kill point into SQL statements and object-store writes of this process
     (``put`` of tree files, ``open_writer`` commits of object bytes)."""
-    event.listen(gv.metadata._db.engine, "before_cursor_execute", lambda *a: kill.tick("sql"))
+    db = gv.metadata._db  # type: ignore[attr-defined]
+    if hasattr(db, "engine"):  # SQLAlchemy (PostgreSQL)
+        event.listen(db.engine, "before_cursor_execute", lambda *a: kill.tick("sql"))
+    else:  # the embedded SQLite store: every statement of its connections
+        real = sqlite_conn.connect
+
+        def tracing(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+            conn = real(*args, **kwargs)
+            conn.set_trace_callback(lambda _statement: kill.tick("sql"))
+            return conn
+
+        sqlite_conn.connect = tracing  # type: ignore[assignment]
+        db._conns.close()  # connections open already are reopened with the callback
     store = repo.store
     put = store.put
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
-from graveler import runs
+from graveler import MergeOptions, runs
 from graveler.errors import AlreadyExists, BranchNotFound, NoChanges, TagNotFound
 from graveler_airflow.assets.graveler import DEFAULT_LIMIT, asset_uri
 from graveler_airflow.events import EventOptions, emit_merge_events, merge_alias
@@ -128,8 +128,12 @@ class GravelerMergeOperator(GravelerBaseOperator):
 
     ``strategy`` is None (conflicts fail with :class:`graveler.errors.MergeConflict`),
     ``"dest-wins"`` or ``"source-wins"``. By default a merge commit is always made
-    (``fast_forward=False``) so that it carries the run lineage. A source already merged is
-    not an error: the destination's current head is returned, so a retried task succeeds.
+    (``fast_forward=False``) so that it carries the run lineage. lakectl's other merge options
+    are here too (:mod:`graveler.merges`): ``ff_only`` (merge only by fast-forward, which it
+    then allows; a destination that moved fails with NotFastForward), ``squash`` (one commit
+    whose only parent is the destination's head) and ``allow_empty`` (a merge commit even
+    for a source already merged). A source already merged is otherwise not an error: the
+    destination's current head is returned, so a retried task succeeds.
     (For a branch per DAG run, merged exactly once, use
     :class:`~graveler_airflow.run_branch.GravelerRunBranch`.)
 
@@ -157,7 +161,10 @@ class GravelerMergeOperator(GravelerBaseOperator):
         strategy: str | None = None,
         message: str | None = None,
         metadata: Mapping[str, Any] | None = None,
-        fast_forward: bool = False,
+        fast_forward: bool | None = None,
+        ff_only: bool = False,
+        squash: bool = False,
+        allow_empty: bool = False,
         emit_asset_events: bool = True,
         asset_paths: Sequence[str] | None = None,
         max_asset_events: int = DEFAULT_LIMIT,
@@ -175,7 +182,9 @@ class GravelerMergeOperator(GravelerBaseOperator):
         self.strategy = strategy
         self.message = message
         self.metadata = metadata
-        self.fast_forward = fast_forward
+        ff = ff_only if fast_forward is None else fast_forward
+        self.merge_options = MergeOptions(ff, ff_only, squash, allow_empty)  # checked at parse
+        self.fast_forward = ff
         self.asset_paths = asset_paths
         self.max_asset_events = max_asset_events
 
@@ -190,7 +199,7 @@ class GravelerMergeOperator(GravelerBaseOperator):
             message=self.message,
             metadata=self.metadata,
             committer=self.owner,
-            fast_forward=self.fast_forward,
+            options=self.merge_options,
         )
         if merged is None:
             return repo.branch(self.destination_branch).commit_id
@@ -313,9 +322,10 @@ def merge_with_lineage(
     message: str | None,
     metadata: Mapping[str, Any] | None,
     committer: str,
-    fast_forward: bool,
+    options: MergeOptions,
 ) -> MergeResult | None:
-    """Merge with the run lineage in the merge commit; None when ``source`` is already merged."""
+    """Merge with the run lineage in the merge commit; None when ``source`` is already merged
+    (and ``options`` do not allow an empty merge)."""
     try:
         return repo.merge(
             source,
@@ -324,7 +334,10 @@ def merge_with_lineage(
             message=message,
             metadata=with_run_metadata(context, metadata),
             committer=committer,
-            fast_forward=fast_forward,
+            fast_forward=options.fast_forward,
+            ff_only=options.ff_only,
+            squash=options.squash,
+            allow_empty=options.allow_empty,
         )
     except NoChanges as exc:
         log.info("Nothing to merge: %s", exc)

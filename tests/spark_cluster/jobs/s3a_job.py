@@ -28,7 +28,7 @@ def main() -> None:
     }
     for name, value in settings.items():
         conf.set(name, value)
-    target = f"s3a://lake/{cfg['branch']}/events"
+    target = f"s3a://{cfg['bucket']}/{cfg['branch']}/events"
     rows = spark.range(0, cfg["rows"], numPartitions=8).select("id", (F.col("id") % 7).alias("k"))
     rows.write.mode("overwrite").partitionBy("k").parquet(target)
     back = spark.read.parquet(target)
