@@ -22,7 +22,13 @@ from pyiceberg.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate
 from pyiceberg.types import StringType
 
 from graveler.client import Graveler
-from graveler.errors import InvalidArgument, InvalidName, ProtectedBranch, ReadOnlyRef
+from graveler.errors import (
+    InvalidArgument,
+    InvalidName,
+    MergeConflict,
+    ProtectedBranch,
+    ReadOnlyRef,
+)
 from graveler.iceberg import GravelerCatalog
 from graveler.repository import Repository
 from graveler.tables.iceberg.names import POINTER, TableName
@@ -272,3 +278,22 @@ def test_create_transaction_commits_with_assert_create(catalog: GravelerCatalog)
     with pytest.raises(CommitFailedException):
         late.commit_transaction()
     assert content(catalog.load_table("main.db.late")) == []
+
+
+def test_revert_and_cherry_pick_of_table_commits(catalog: GravelerCatalog, repo: Repository):
+    """A table commit is a commit: reverting it restores the table's previous version, and
+    cherry-picking it onto a branch whose table is where the commit started applies it; a
+    table changed since on the target is a conflict on its pointer, never a mix."""
+    catalog.create_table("main.db.t", SCHEMA).append(rows([1], 1))
+    repo.create_branch("side", "main")
+    catalog.load_table("main.db.t").append(rows([2], 1))
+    appended = repo.branch("main").commit_id
+    repo.cherry_pick("side", appended)
+    assert content(catalog.load_table("side.db.t")) == [(1, 1, "x"), (2, 1, "x")]
+    repo.revert("main", appended)
+    assert content(catalog.load_table("main.db.t")) == [(1, 1, "x")]
+    assert len(list(repo.iter_objects("main", prefix="db/t/data/"))) == 1
+    catalog.load_table("side.db.t").append(rows([3], 1))
+    with pytest.raises(MergeConflict):
+        repo.revert("side", appended)
+    assert content(catalog.load_table("side.db.t")) == [(1, 1, "x"), (2, 1, "x"), (3, 1, "x")]
