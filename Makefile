@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs,ui,server,tables,clients
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv dvc-env delta-spark-env shim jars test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
+.PHONY: venv dvc-env delta-spark-env iceberg-spark shim jars test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
 
 SHIM_JAR := providers/graveler_spark/jars/graveler-spark-shim.jar
 SHIM_SRC := $(wildcard providers/graveler_spark/jvm/src/io/graveler/spark/*.java) \
@@ -52,6 +52,17 @@ $(DELTA_SPARK_PY):
 	$(PYTHON) -m venv .venv-delta-spark
 	.venv-delta-spark/bin/pip install --quiet 'pyspark==4.2.1'
 
+# Spark 4.1 in its own environment for the Iceberg suites (tests/iceberg/spark.py): Iceberg's
+# newest Spark runtime (scripts/jars.txt) is built for Spark 4.1 and does not load in the
+# pinned pyspark 4.3.0. Only the tests' Spark driver runs there.
+ICEBERG_SPARK := .venv-iceberg-spark/bin/python
+ICEBERG_PYSPARK := 4.1.4
+iceberg-spark: $(ICEBERG_SPARK)
+
+$(ICEBERG_SPARK):
+	$(PYTHON) -m venv .venv-iceberg-spark
+	.venv-iceberg-spark/bin/pip install --quiet 'pyspark==$(ICEBERG_PYSPARK)'
+
 # Starts the machine's PostgreSQL 15 cluster (idempotent) and creates the test role and database.
 postgres:
 	@bash scripts/start-postgres.sh
@@ -68,7 +79,7 @@ browser:
 
 # Two pytest processes at once: the deployed-service suites beside the rest (scripts/run-tests.sh;
 # GRAVELER_TEST_JOBS=1 for one after the other).
-test: venv jars delta-spark-env postgres browser
+test: venv jars delta-spark-env iceberg-spark postgres browser
 	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' bash scripts/run-tests.sh $(PY)
 
 # The long form of tests/stress (the short form runs inside `make test`): 8 writer processes x
@@ -116,4 +127,4 @@ dvc-env: .venv-dvc/bin/dvc
 	.venv-dvc/bin/pip install --quiet 'dvc==3.67.1'
 
 clean:
-	rm -rf $(VENV) .venv-delta-spark site .graveler .graveler-demo .demo .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-delta-spark .venv-iceberg-spark site .graveler .graveler-demo .demo .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -97,6 +97,14 @@ class RefNotFound(NotFound):
     """A ref expression is well formed but resolves to nothing (or to more than one commit)."""
 
 
+class TableNotFound(NotFound):
+    """No table by this name in this namespace at this ref (Iceberg's NoSuchTableException)."""
+
+
+class TableNamespaceNotFound(NotFound):
+    """No table namespace by this name at this ref (Iceberg's NoSuchNamespaceException)."""
+
+
 # --- conflicts ---------------------------------------------------------------------------------
 
 
@@ -164,6 +172,16 @@ class TableConflict(MergeConflict):
         )
 
 
+class TableNamespaceNotEmpty(Conflict):
+    """A table namespace still holds tables or namespaces, so it cannot be dropped."""
+
+
+class TableCommitFailed(Conflict):
+    """A table commit's requirements do not hold against the table as it is now (Iceberg's
+    CommitFailedException): another commit got there first. Nothing was changed; reload the
+    table and retry."""
+
+
 class PreconditionFailed(Conflict):
     """A conditional write found the object not as the condition required (an object
     already at the path for put-if-absent, another object than the expected one for
@@ -212,6 +230,11 @@ class AccessDenied(GravelerError):
 
 class AuthenticationFailed(AccessDenied):
     """The credentials given are unknown, wrong, expired or badly formed."""
+
+
+class ReadOnlyRef(AccessDenied):
+    """A write addressed a tag or a commit: only branches take writes (tables at tags and
+    commits are read-only)."""
 
 
 # --- storage and integrity ---------------------------------------------------------------------

@@ -11,7 +11,9 @@ A **problem** makes the repository unclean:
 * a committed or staged entry does not decode, or its physical object is missing or has another
   size than recorded (with ``verify_objects``, also: its bytes do not hash to the recorded
   SHA-256). Imported objects (external addresses, outside the namespace) are checked the same
-  way where they live.
+  way where they live;
+* a table at a branch head or tag (an Iceberg table, :mod:`graveler.tables.check`)
+  references a file that the commit has no entry for.
 
 **Expired** objects are not problems either: objects of commits that garbage collection
 expired (it records them, :mod:`graveler.gc.ledger`) and deleted, referenced by no retained
@@ -54,6 +56,7 @@ from graveler.namespaces import require_owner
 from graveler.objectstore import stored_sha256
 from graveler.objectstore.local import TMP_PREFIX, LocalObjectStore
 from graveler.objectstore.port import ObjectStore
+from graveler.tables.check import table_problems
 
 if TYPE_CHECKING:
     from graveler.repository import Repository
@@ -70,6 +73,7 @@ class ProblemKind(StrEnum):
     MISSING_OBJECT = "missing-object"
     OBJECT_SIZE = "object-size-mismatch"
     OBJECT_CHECKSUM = "object-checksum-mismatch"
+    TABLE_FILE = "table-file-not-in-tree"
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +164,20 @@ class _Checker:
             self._check_tree(reachable[cid], live=cid not in expired)
         for branch in branches:
             self._check_staging(branch.name, branch.tokens)
+        self._check_tables(starts, reachable)
         self._check_namespace()
         return self.report
+
+    def _check_tables(self, heads: list[tuple[str, str]], reachable: dict[str, Commit]) -> None:
+        """Tables at branch heads and tags: every file their metadata references is in the
+        tree (so it is checked below like any object, and kept by garbage collection)."""
+        seen: set[str] = set()
+        for cid, via in heads:
+            if cid in seen or cid not in reachable:
+                continue
+            seen.add(cid)
+            for root, subject, detail in table_problems(self.repo, cid):
+                self.problem(ProblemKind.TABLE_FILE, subject, f"{via}: {detail} ({root})")
 
     # --- history -----------------------------------------------------------------------------
 

@@ -41,9 +41,10 @@ BACKEND_ONLY: dict[str, str | tuple[str, ...]] = {
     "botocore": "objectstore/s3.py",
     "rocksdict": "sstable/writer.py",
     # the web UI's stack (the ``ui`` extra) stays inside graveler/ui/; the server's
-    # (``server`` extra) inside graveler/server/ and graveler/gateway/
+    # (``server`` extra) inside graveler/server/ and graveler/gateway/; the Iceberg REST
+    # catalog (graveler/iceberg/, mounted by ``graveler serve``) routes with Starlette
     "fastapi": "ui/",
-    "starlette": "ui/",
+    "starlette": ("ui/", "iceberg/"),
     "jinja2": "ui/",
     "uvicorn": ("ui/", "server/"),
     # Parquet: the web UI, and Delta checkpoints (graveler/tables/delta)
@@ -59,6 +60,7 @@ PUBLIC_MODULES = {
     "graveler.errors",
     "graveler.extras",
     "graveler.gc",
+    "graveler.iceberg",
     "graveler.objectstore",
     "graveler.runs",
     "graveler.ui",
@@ -194,6 +196,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.ui.",
             "graveler.server.",
             "graveler.gateway.",
+            "graveler.iceberg.",
         ),
     ),
     ("client", ("graveler.client", "graveler.refdump", "graveler.fsck", "graveler.gc.")),

@@ -9,8 +9,8 @@ first (:func:`graveler.tables.merge.plan_table_merges`):
 * a table that both sides changed is handed to its format, which either returns the table's
   merged state (new metadata objects written to the namespace, staged in the merge commit)
   or raises :class:`graveler.errors.TableConflict`, naming the table and the reason;
-* the ``dest-wins`` / ``source-wins`` strategies take such a table whole from one side,
-  never a mix of its files.
+* the ``dest-wins`` / ``source-wins`` strategies settle a table only when its format
+  refuses the merge, and then take it whole from one side, never a mix of its files.
 
 The port every format implements is :class:`graveler.tables.port.TableFormat`; the formats
 this build knows are listed in :mod:`graveler.tables.registry`.

@@ -13,7 +13,7 @@ import importlib
 from graveler.tables.port import TableFormat
 
 #: Modules of the known formats, in the order they are asked.
-FORMAT_MODULES: tuple[str, ...] = ("graveler.tables.delta",)
+FORMAT_MODULES: tuple[str, ...] = ("graveler.tables.delta", "graveler.tables.iceberg")
 
 
 @functools.cache

@@ -13,9 +13,7 @@ DEFAULT_PREFIX = "airflow"
 DEFAULT_GROUP = "graveler_run"
 
 
-def run_branch_name(
-    dag_id: str, run_id: str, prefix: str = DEFAULT_PREFIX, group: str = ""
-) -> str:
+def run_branch_name(dag_id: str, run_id: str, prefix: str = DEFAULT_PREFIX, group: str = "") -> str:
     """The branch of one DAG run (of one run-branch group): readable, valid as a graveler
     branch name, and unique per (DAG id, run id, group) thanks to a short hash of the three."""
     digest = hashlib.sha256(f"{dag_id}\x00{run_id}\x00{group}".encode()).hexdigest()[:8]

@@ -184,14 +184,15 @@ class MergeRunBranchOperator(_RunBranchOperator):
 
     def _conflict(self, repo: Repository, run: Run, exc: MergeConflict) -> str:
         shown = ", ".join(exc.keys[:10]) + (" ..." if len(exc.keys) > 10 else "")
-        if isinstance(exc, TableConflict):
-            shown += f" ({exc.format} table: {exc.kind}: {exc.reason})"
+        table = ""
+        if isinstance(exc, TableConflict):  # the table format's own reason
+            table = f" ({exc.format} table {exc.table!r}: {exc.kind}: {exc.reason})"
         return (
             f"Merge conflict publishing run {run.identity!r} into {self.into!r} on "
-            f"{len(exc.keys)} path(s): {shown}. Nothing was published and {self.into!r} is "
-            f"unchanged; {self._fate(repo, run)}. A conflict fails the same way on every try, "
-            "so the task is not retried: resolve it, or set strategy='source-wins' or "
-            "'dest-wins'."
+            f"{len(exc.keys)} path(s): {shown}{table}. Nothing was published and "
+            f"{self.into!r} is unchanged; {self._fate(repo, run)}. A conflict fails the same "
+            "way on every try, so the task is not retried: resolve it, or set "
+            "strategy='source-wins' or 'dest-wins'."
         )
 
     def _fate(self, repo: Repository, run: Run) -> str:

@@ -3,6 +3,8 @@
 * :class:`GravelerResource`: a connected graveler client bound to one repository.
 * :class:`GravelerIOManager`: asset values on the run's branch (Parquet for tables, pickle
   otherwise), inputs at the version Dagster's lineage names.
+* :class:`GravelerIcebergIOManager`: assets as Iceberg tables on the run's branch, merged by
+  Iceberg's rules when runs are published.
 * Sensors: publish on success (exactly once per run), keep or delete on failure, run a job on
   new commits.
 * :func:`publish_run` / :func:`publish_or_fail`: the Dagster side of :mod:`graveler.runs`.
@@ -17,6 +19,7 @@ require_extra("dagster", package=__name__)
 from graveler_dagster.definitions import DefinitionsPieces as DefinitionsPieces
 from graveler_dagster.definitions import graveler_definitions as graveler_definitions
 from graveler_dagster.handlers import TypeHandler as TypeHandler
+from graveler_dagster.iceberg import GravelerIcebergIOManager as GravelerIcebergIOManager
 from graveler_dagster.inputs import triggering_commit as triggering_commit
 from graveler_dagster.io_manager import GravelerIOManager as GravelerIOManager
 from graveler_dagster.resource import GravelerResource as GravelerResource
@@ -39,6 +42,7 @@ __all__ = [
     "RUN_ID_KEY",
     "DefinitionsPieces",
     "GravelerIOManager",
+    "GravelerIcebergIOManager",
     "GravelerResource",
     "TypeHandler",
     "build_graveler_diff_sensor",

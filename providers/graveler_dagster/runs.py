@@ -52,6 +52,9 @@ IDENTITY_PREFIX = "dagster/"
 TAG_BRANCH = "graveler/branch"
 TAG_MERGE = "graveler/merge"
 TAG_MERGE_COMMIT = "graveler/merge_commit"
+#: A run tag choosing the merge strategy its publication uses, over the sensor's ("none":
+#: conflicts refuse it, as Iceberg jobs that must not overwrite each other want).
+TAG_STRATEGY = "graveler/merge_strategy"
 MAX_LINEAGE = 100
 #: Why a publication is refused for good (retrying would refuse again): the branch is kept.
 REFUSED = (MergeConflict, DirtyBranch, ProtectedBranch, NotFastForward)
@@ -173,16 +176,20 @@ def publish_run(
     """Publish ``dagster_run`` into the target exactly once (:func:`graveler.runs.publish`),
     then retire the kept branches of the runs it re-executes, restate in Dagster the assets
     they materialized (now published by this run), and tag the run ``graveler/merge:
-    merged`` with ``graveler/merge_commit``. A refused merge (a conflict, possible only with
-    ``strategy=None``, a target with uncommitted changes, or one that moved when the resource
-    publishes by fast-forward only) keeps the branch, tags the run
-    ``graveler/merge: failed`` and raises the error (one of :data:`REFUSED`); anything
-    else (a database outage, a branch that kept moving) propagates untagged.
+    merged`` with ``graveler/merge_commit``. The run's :data:`TAG_STRATEGY` tag overrides
+    ``strategy``. A refused merge (a conflict of files with no strategy or of a table with no
+    ``table_strategy``, a target with
+    uncommitted changes, or one that moved when the resource publishes by fast-forward only)
+    keeps the branch, tags the run ``graveler/merge: failed``, restates the assets it
+    materialized as the versions the target holds (so Dagster never names data that was not
+    published) and raises the error (one of :data:`REFUSED`); anything else (a database
+    outage, a branch that kept moving) propagates untagged.
 
-    ``strategy`` settles files both sides changed; a table (Delta Lake) both sides changed
-    is merged by its format's rules, and ``table_strategy`` settles it when those refuse
-    (default None: the TableConflict fails the publication, as Delta fails the later of
-    two conflicting transactions, instead of dropping the other run's table versions)."""
+    ``strategy`` settles files both sides changed; a table (Delta Lake, Iceberg) both sides
+    changed is merged by its format's rules, and ``table_strategy`` settles it when those
+    refuse (default None: the TableConflict fails the publication, as the format fails the
+    later of two conflicting transactions, instead of dropping the other run's table
+    versions)."""
     run = run_of(gv, repo, dagster_run.run_id)
     message = f"Merge Dagster run {dagster_run.run_id} ({dagster_run.job_name})"
     options = gv.merge_options()
@@ -193,7 +200,7 @@ def publish_run(
             message,
             metadata=commit_metadata(gv, dagster_run),
             committer="dagster",
-            strategy=strategy,
+            strategy=run_strategy(dagster_run, strategy),
             table_strategy=table_strategy,
             since=datetime.fromtimestamp(_created(instance, dagster_run), UTC),
             fast_forward=options.fast_forward,
@@ -203,10 +210,21 @@ def publish_run(
         )
     except REFUSED:
         instance.add_run_tags(dagster_run.run_id, {TAG_MERGE: "failed", TAG_BRANCH: run.branch})
+        target = repo.resolve(gv.target(repo)).commit
+        lineage.restate(instance, repo, target, [dagster_run.run_id], ui_base=gv.graveler_ui_url)
         raise
     if pub.merge is not None:
         _after_publication(gv, repo, instance, dagster_run, pub.merge.commit)
     return pub
+
+
+def run_strategy(dagster_run: DagsterRun, default: str | None) -> str | None:
+    """The merge strategy a run asks for with its :data:`TAG_STRATEGY` tag ("none" for
+    no strategy: a conflict refuses the publication), else ``default``."""
+    asked = dagster_run.tags.get(TAG_STRATEGY)
+    if asked is None:
+        return default
+    return None if asked.strip().lower() in ("", "none") else asked
 
 
 def _after_publication(

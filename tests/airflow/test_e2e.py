@@ -4,7 +4,9 @@ api-server on PostgreSQL with LocalExecutor (:mod:`tests.airflow.deployment`).
 One scenario drives the deployment through its REST API; the tests below check what it left
 in Airflow and in the lake. Phase 1, all at once: a deferred object sensor, four concurrent
 run-branch runs (one of them retried), two runs whose writes conflict, a run that fails and
-keeps its branch, a run that fails and discards it, and the example ETL DAG (PySpark).
+keeps its branch, a run that fails and discards it, the example ETL DAG (PySpark), two
+concurrent runs appending to one Iceberg table, two replacing one (a conflict), and two runs
+of the example Iceberg DAG.
 Phase 2: clear the merge task of a finished run, clear a whole finished
 run, prune kept branches (operator and CLI).
 """
@@ -42,15 +44,27 @@ DELTA_RACE = ["d-race-append", "d-race-overwrite"]  # the overwrite merges secon
 CONCURRENT = [f"r-concurrent-{i}" for i in range(1, 5)]
 CONFLICTING = ["r-conflict-1", "r-conflict-2"]
 ETL = "graveler_example_etl"
-ALL_RUNS = [(RUNS, r) for r in [*CONCURRENT, *CONFLICTING, "r-failed"]] + [
-    *((DELTA, r) for r in [*DELTA_APPENDS, *DELTA_RACE]),
-    ("e2e_discard", "f-1"),
-    ("e2e_sensor", "s-1"),
-    ("e2e_prune", "p-1"),
-    ("e2e_operators", "o-1"),
-    (ETL, "etl-good"),
-    (ETL, "etl-bad"),
+ICEBERG = "e2e_iceberg"
+ICEBERG_APPENDS = ["i-append-1", "i-append-2"]
+ICEBERG_REPLACES = ["i-replace-1", "i-replace-2"]
+ICEBERG_EXAMPLE = "graveler_example_iceberg"
+EXAMPLE_RUNS = ["ex-1", "ex-2"]
+ICEBERG_RUNS = [(ICEBERG, r) for r in [*ICEBERG_APPENDS, *ICEBERG_REPLACES]] + [
+    (ICEBERG_EXAMPLE, r) for r in EXAMPLE_RUNS
 ]
+ALL_RUNS = (
+    [(RUNS, r) for r in [*CONCURRENT, *CONFLICTING, "r-failed"]]
+    + [(DELTA, r) for r in [*DELTA_APPENDS, *DELTA_RACE]]
+    + ICEBERG_RUNS
+    + [
+        ("e2e_discard", "f-1"),
+        ("e2e_sensor", "s-1"),
+        ("e2e_prune", "p-1"),
+        ("e2e_operators", "o-1"),
+        (ETL, "etl-good"),
+        (ETL, "etl-bad"),
+    ]
+)
 GATE = "gates/sensor-deferred"
 GOOD = "city,temp_c\nLisbon,21.5\nOslo,4.0\nQuito,\n"
 BAD = "city,temp_c\nAtlantis,999.0\n"  # validate refuses it: main must never see it
@@ -118,6 +132,15 @@ def _phase_one(airflow: Deployment, lake: Repository, seen: Scenario) -> None:
     airflow.trigger(RUNS, "r-failed", {"writes": {"tables/failed/x.csv": "kept\n"}, "fail": True})
     airflow.trigger("e2e_discard", "f-1", {"writes": {"tables/doomed/x.csv": "x\n"}, "fail": True})
     airflow.trigger("e2e_operators", "o-1")
+    for table, mode, run_ids in (
+        ("appends", "append", ICEBERG_APPENDS),
+        ("replaces", "overwrite", ICEBERG_REPLACES),
+    ):
+        barrier = {"match": run_ids[0][:-2], "count": 2}
+        for run_id in run_ids:
+            airflow.trigger(ICEBERG, run_id, {"table": table, "mode": mode, "barrier": barrier})
+    for run_id in EXAMPLE_RUNS:
+        airflow.trigger(ICEBERG_EXAMPLE, run_id, {"repository": "e2e", "rows": 2})
     airflow.wait(lambda: _sensor_deferred(airflow), "the object sensor to defer", 300)
     seen.sensor_deferred = True
     lake.put("main", GATE, b"open")
@@ -125,6 +148,7 @@ def _phase_one(airflow: Deployment, lake: Repository, seen: Scenario) -> None:
     everything = [(RUNS, r) for r in [*CONCURRENT, *CONFLICTING, "r-failed"]]
     everything += [(DELTA, r) for r in [*DELTA_APPENDS, *DELTA_RACE]]
     everything += [("e2e_discard", "f-1"), ("e2e_sensor", "s-1"), ("e2e_operators", "o-1")]
+    everything += ICEBERG_RUNS
     seen.states = airflow.wait_finished(everything, timeout=600)
 
 
@@ -322,6 +346,44 @@ def test_the_deferred_sensor_resumed_with_the_commit_holding_the_object(
     assert seen in [c.id for c in repo.log("main", first_parent=True)]
 
 
+def test_iceberg_runs_append_together_and_replace_in_conflict(
+    scenario: Scenario, deployment: Deployment, lake: Graveler
+) -> None:
+    """Two runs appending to one Iceberg table at once both land (graveler replays the
+    second's snapshot on the first's); two replacing one conflict by Iceberg's rules: one
+    merges, the other's merge fails once, not retried, and main keeps the winner's table."""
+    from graveler.iceberg import GravelerCatalog
+
+    repo = lake.repository("e2e")
+    catalog = GravelerCatalog("e2e", repo)
+    for dag, run_id in [(ICEBERG, r) for r in ICEBERG_APPENDS] + [
+        (ICEBERG_EXAMPLE, r) for r in EXAMPLE_RUNS
+    ]:
+        assert scenario.states[run_id] == "success", _failure(deployment, dag, run_id)
+    rows = catalog.load_table("main.iceberg.appends").scan().to_arrow().column("run")
+    assert sorted(rows.to_pylist()) == [*ICEBERG_APPENDS, "seed"]
+    example = catalog.load_table("main.analytics.events").scan().to_arrow()
+    assert sorted(example.column("run_id").to_pylist()) == ["ex-1", "ex-1", "ex-2", "ex-2"]
+    outcome = sorted(scenario.states[r] for r in ICEBERG_REPLACES)
+    assert outcome == ["failed", "success"], scenario.states
+    winner = next(r for r in ICEBERG_REPLACES if scenario.states[r] == "success")
+    loser = next(r for r in ICEBERG_REPLACES if scenario.states[r] == "failed")
+    merge = deployment.tasks(ICEBERG, loser)["run.merge"]
+    assert merge["state"] == "failed" and merge["try_number"] == 1
+    log = deployment.task_log(ICEBERG, loser, "run.merge", 1)
+    assert "iceberg table 'iceberg/replaces/': ConflictingDataFiles" in log, log[-3000:]
+    replaced = catalog.load_table("main.iceberg.replaces").scan().to_arrow().column("run")
+    assert replaced.to_pylist() == [winner]
+
+
+def _failure(deployment: Deployment, dag: str, run_id: str) -> str:
+    """What went wrong in a run: its tasks' states and the log of its first failed task."""
+    tasks = deployment.tasks(dag, run_id)
+    failed = [t for t, info in tasks.items() if info.get("state") == "failed"]
+    log = deployment.task_log(dag, run_id, failed[0], 1)[-4000:] if failed else ""
+    return f"{dag} {run_id}: {tasks}\n{log}"
+
+
 def test_orchestrator_and_main_agree(
     scenario: Scenario, deployment: Deployment, lake: Graveler
 ) -> None:
@@ -335,6 +397,7 @@ def test_orchestrator_and_main_agree(
     succeeded |= {
         identity(DELTA, r) for r in [*DELTA_APPENDS, *DELTA_RACE] if scenario.states[r] == "success"
     }
+    succeeded |= {identity(d, r) for d, r in ICEBERG_RUNS if scenario.states[r] == "success"}
     assert set(published) == succeeded and all(len(c) == 1 for c in published.values())
     events = deployment.asset_events("graveler://e2e/main/tables/events")
     concurrent = {scenario.merges[r] for r in CONCURRENT}

@@ -3,11 +3,14 @@ storage (``deployment/harness.py``), runs launched through GraphQL and the ``dag
 
 Scenarios (``deployment/defs.py``): three concurrent runs, a failure and its re-execution from
 failure, a diff sensor reacting to two commits made back to back, a CLI run merged by the
-daemon's sensor, and a downstream run launched right after its upstream succeeded while the
-merge sensor is stopped. After each, :func:`assert_agreement` checks that every successful run
-is merged into ``main`` exactly once and tagged with that merge, no failed run is, no run
-branch is left over, Dagster's latest materialization of every asset (partition) names what
-``main`` holds, and fsck finds the repository clean.
+daemon's sensor, a downstream run launched right after its upstream succeeded while the
+merge sensor is stopped, and Iceberg tables: two concurrent runs appending to one (both
+land), two concurrent runs replacing one (one is refused by Iceberg's rules). After each,
+:func:`assert_agreement` checks that every successful run is merged into ``main`` exactly
+once and tagged with that merge (or, refused, is not merged and tagged so), no failed run
+is, no run branch is left over, Dagster's latest materialization of every asset
+(partition) names what ``main`` holds (for an Iceberg table: a snapshot in main's table),
+and fsck finds the repository clean.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from graveler_dagster.lineage import latest, recorded
 
 from graveler import Graveler, runs
 from graveler.fsck import fsck
+from graveler.iceberg import GravelerCatalog
 from tests.dagster_provider.deployment.harness import Deployment, deploy, teardown, wait_for
 from tests.tables.delta import ops
 from tests.tables.delta.workdir import checkout, publish
@@ -183,6 +187,40 @@ def test_delta_runs_publish_as_delta_transactions(
     assert_agreement(dep, lake)
 
 
+def test_iceberg_runs_append_together_and_replace_in_conflict(
+    deployment: Deployment, lake: Any
+) -> None:
+    dep = deployment
+    seeds = [dep.launch("appended_job"), dep.launch("replaced_job")]
+    dep.wait_finished(*seeds)
+    for run_id in seeds:
+        dep.wait_tag(run_id, "graveler/merge", "merged")
+    for name in ("appended", "replaced"):
+        (dep.workdir / f"{name}-peers").write_text("2")
+    appends = [dep.launch("appended_job") for _ in range(2)]
+    replaces = [dep.launch("replaced_job") for _ in range(2)]
+    finished = dep.wait_finished(*appends, *replaces)
+    assert [r.status for r in finished] == [dg.DagsterRunStatus.SUCCESS] * 4, dep.logs()
+    for run_id in appends:
+        dep.wait_tag(run_id, "graveler/merge", "merged")
+    outcomes = wait_for(lambda: _publications(dep, replaces), "both replacing runs published")
+    assert sorted(outcomes.values()) == ["failed", "merged"]
+    catalog = GravelerCatalog("e2e", lake)
+    rows = catalog.load_table("main.dagster.appended").scan().to_arrow().column("run")
+    assert sorted(rows.to_pylist()) == sorted([seeds[0], *appends])  # all three landed
+    winner = next(r for r, tag in outcomes.items() if tag == "merged")
+    refused = next(r for r, tag in outcomes.items() if tag == "failed")
+    replaced = catalog.load_table("main.dagster.replaced").scan().to_arrow().column("run")
+    assert replaced.to_pylist() == [winner]
+    lake.delete_branch(f"dagster-run-{refused}")  # kept for inspection; done inspecting
+    assert_agreement(dep, lake)
+
+
+def _publications(dep: Deployment, run_ids: list[str]) -> dict[str, str] | None:
+    tags = {r: dep.run(r).tags.get("graveler/merge", "") for r in run_ids}
+    return tags if all(t in ("merged", "failed") for t in tags.values()) else None
+
+
 # --- agreement between Dagster and main ------------------------------------------------------
 
 
@@ -217,9 +255,23 @@ def assert_agreement(dep: Deployment, lake: Any) -> None:
                 continue
             rec = recorded(entry, partition)
             assert rec is not None, (key, partition)  # every materialization names a version
+            if rec.path.endswith(ICEBERG_POINTER):  # main's table holds the version recorded
+                assert _snapshot(lake, rec.commit, rec.path) in _snapshots(lake, head, rec.path)
+                continue
             assert lake.get(rec.commit, rec.path) == lake.get(head, rec.path), (key, partition)
     report = fsck(lake)
     assert report.clean, report.problems
+
+
+ICEBERG_POINTER = "/metadata/current.metadata.json"
+
+
+def _snapshot(lake: Any, ref: str, pointer: str) -> int:
+    return int(json.loads(lake.get(ref, pointer))["current-snapshot-id"])
+
+
+def _snapshots(lake: Any, ref: str, pointer: str) -> set[int]:
+    return {s["snapshot-id"] for s in json.loads(lake.get(ref, pointer))["snapshots"]}
 
 
 def _partitions(key: dg.AssetKey) -> list[str | None]:

@@ -257,9 +257,7 @@ def test_a_broken_entry_point_fails_pre_events(make_repo, entry_point_package):
         repo.commit("main", "x")
 
 
-def test_entry_points_are_scanned_only_when_a_distribution_may_declare_some(
-    tmp_path, monkeypatch
-):
+def test_entry_points_are_scanned_only_when_a_distribution_may_declare_some(tmp_path, monkeypatch):
     """Without a distribution naming the group, importlib.metadata is not even imported (its
     import and scan cost every commit of a short-lived process tens of milliseconds); with
     one, or with anything the text search cannot read (a zip, an egg), it runs as before."""

@@ -108,6 +108,17 @@ class GravelerHook(BaseHook):
         """A handle on repository ``name``; raises RepositoryNotFound when it does not exist."""
         return self.get_conn().repository(name)
 
+    def get_iceberg_catalog(self, name: str, **labels: str) -> Any:
+        """A pyiceberg catalog over repository ``name``
+        (:class:`graveler.iceberg.GravelerCatalog`: identifiers ``REF.NAMESPACE.TABLE``, one
+        commit per table change); ``labels`` are recorded on its commits. Needs the
+        ``tables`` extra (pyiceberg)."""
+        from graveler.iceberg import GravelerCatalog
+
+        return GravelerCatalog(
+            name, self.get_repository(name), committer="airflow", labels=labels or None
+        )
+
     def close(self) -> None:
         """Release the client's database connections (a later call opens a new client)."""
         if self._client is not None:

@@ -14,10 +14,15 @@ branch (``graveler_spark.native``'s ``local_view`` and ``native_write``): conf `
 ``{"mode": "append" | "overwrite", "rows": [[id, part], ...]}``, then the ``barrier``, then
 ``after``: wait until the run whose ID contains this text is published on main (so the
 test knows which of two concurrent runs merges second).
+
+``e2e_iceberg`` writes to an Iceberg table instead (``table``, in namespace ``iceberg``,
+created on main first with one row, ``seed``): ``mode`` ``append`` adds a row naming the
+run, ``overwrite`` replaces the table with it; ``barrier`` as above.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -151,6 +156,59 @@ with (
         _write_delta(branch)
 
     write_delta(run.branch)
+
+
+with DAG("e2e_iceberg", schedule=None, default_args=RETRIES, tags=["graveler-tests"]):
+
+    @task
+    def ensure_table() -> None:
+        """The table on main with one row, ``seed``, created and filled in one commit (so
+        every run branch starts from a table with data to replace)."""
+        import pyarrow as pa
+        from pyiceberg.exceptions import (
+            CommitFailedException,
+            NamespaceAlreadyExistsError,
+            TableAlreadyExistsError,
+        )
+
+        conf = get_current_context()["dag_run"].conf or {}
+        seed = pa.table({"run": ["seed"]})
+        with GravelerHook() as hook:
+            catalog = hook.get_iceberg_catalog(REPO)
+            with contextlib.suppress(NamespaceAlreadyExistsError):
+                catalog.create_namespace(("main", "iceberg"))
+            with contextlib.suppress(TableAlreadyExistsError, CommitFailedException):
+                ident = f"main.iceberg.{conf['table']}"
+                with catalog.create_table_transaction(ident, seed.schema) as tx:
+                    tx.append(seed)
+
+    with GravelerRunBranch(REPO, group_id="run") as iceberg_run:
+
+        @task
+        def write_table(branch: str) -> None:
+            import pyarrow as pa
+
+            ctx = get_current_context()
+            conf = ctx["dag_run"].conf or {}
+            rows = pa.table({"run": [ctx["dag_run"].run_id]})
+            with GravelerHook() as hook:
+                repo = hook.get_repository(REPO)
+                catalog = hook.get_iceberg_catalog(REPO)
+                table = catalog.load_table((branch, "iceberg", conf["table"]))
+                if conf["mode"] == "append":
+                    table.append(rows)
+                else:
+                    table.overwrite(rows)
+                deadline = time.monotonic() + BARRIER_TIMEOUT
+                barrier: dict[str, Any] = conf.get("barrier") or {}
+                while barrier and not _passed(repo, barrier["match"], barrier["count"]):
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"barrier {barrier} not reached")
+                    time.sleep(0.2)
+
+        write_table(iceberg_run.branch)
+
+    ensure_table() >> iceberg_run.group
 
 
 with (

@@ -18,6 +18,10 @@ Graveler's refs live in Dagster's own PostgreSQL database (the resource's defaul
   overwrite), ``delta/rows`` (JSON), ``delta/group`` (waits until two runs of the group have
   written, so they overlap) and ``delta/after`` (waits until that run is merged into main,
   so the test knows which run merges second).
+* ``appended`` and ``replaced``: Iceberg tables (GravelerIcebergIOManager). ``appended``
+  appends a row naming its run; ``replaced`` replaces the table, in runs tagged
+  ``graveler/merge_strategy: none``. Once ``$GRAVELER_E2E_DIR/<asset>-peers`` names a
+  number, each run waits until that many runs of the asset have started (they overlap).
 """
 
 import json
@@ -27,7 +31,9 @@ from pathlib import Path
 
 import dagster as dg
 import pandas as pd
+import pyarrow as pa
 from graveler_dagster import (
+    GravelerIcebergIOManager,
     GravelerResource,
     build_graveler_diff_sensor,
     graveler_definitions,
@@ -136,18 +142,54 @@ def _wait(check, what: str) -> None:  # type: ignore[no-untyped-def]
         time.sleep(0.2)
 
 
+def _with_peers(name: str, run_id: str) -> None:
+    """Wait until as many runs of ``name`` as ``<name>-peers`` says have started."""
+    peers = WORKDIR / f"{name}-peers"
+    if not peers.exists():
+        return
+    (WORKDIR / f"started-{name}-{run_id}").touch()
+    deadline = time.monotonic() + 120
+    while len(list(WORKDIR.glob(f"started-{name}-*"))) < int(peers.read_text()):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the runs of {name} never ran at the same time")
+        time.sleep(0.2)
+
+
+@dg.asset(io_manager_key="iceberg", metadata={"write_mode": "append"})
+def appended(context: dg.AssetExecutionContext) -> pa.Table:
+    _with_peers("appended", context.run_id)
+    return pa.table({"run": [context.run_id]})
+
+
+@dg.asset(io_manager_key="iceberg")
+def replaced(context: dg.AssetExecutionContext) -> pa.Table:
+    _with_peers("replaced", context.run_id)
+    return pa.table({"run": [context.run_id]})
+
+
 ingested_job = dg.define_asset_job("ingest", selection=[ingested])
 on_incoming = build_graveler_diff_sensor(
     "lake", "main", "incoming/", ingested_job, minimum_interval_seconds=INTERVAL
 )
+resource = GravelerResource(repository="lake", home=str(WORKDIR / "lakehome"))
 pieces = graveler_definitions(
-    GravelerResource(repository="lake", home=str(WORKDIR / "lakehome")),
-    sensor_interval_seconds=INTERVAL,
-    extra_sensors=[on_incoming],
+    resource, sensor_interval_seconds=INTERVAL, extra_sensors=[on_incoming]
 )
+pieces["resources"]["iceberg"] = GravelerIcebergIOManager(graveler=resource)
 
 defs = dg.Definitions(
-    assets=[events, extracted, checked, prices, report, incoming_feed, ingested, delta_events],
+    assets=[
+        events,
+        extracted,
+        checked,
+        prices,
+        report,
+        incoming_feed,
+        ingested,
+        delta_events,
+        appended,
+        replaced,
+    ],
     jobs=[
         ingested_job,
         dg.define_asset_job("events_job", selection=[events], partitions_def=PARTS),
@@ -155,6 +197,10 @@ defs = dg.Definitions(
         dg.define_asset_job("prices_job", selection=[prices]),
         dg.define_asset_job("report_job", selection=[report]),
         dg.define_asset_job("delta_job", selection=[delta_events]),
+        dg.define_asset_job("appended_job", selection=[appended]),
+        dg.define_asset_job(
+            "replaced_job", selection=[replaced], tags={"graveler/merge_strategy": "none"}
+        ),
     ],
     executor=dg.in_process_executor,  # one process per run: 2 cores
     **pieces,

@@ -1,0 +1,123 @@
+"""The ``iceberg`` suite: the REST catalog of ``graveler serve`` beside pyiceberg's own
+``SqlCatalog`` (SQLite, local files) on the same machine, and the logical merge.
+
+* **Latency** (median of the rounds): loading a table, a metadata-only commit (a property
+  set: the catalog's own cost) and a one-row append (the client writes a Parquet file, a
+  manifest and a manifest list, then commits), through graveler's REST catalog (one worker),
+  through graveler's in-process pyiceberg catalog, and through SqlCatalog;
+* **Merge**: a run branch appends 10 snapshots while ``main`` appends one, then graveler
+  merges the branch (the 10 snapshots replayed on main's): on tables of 100 and of 10,000
+  snapshots (:mod:`benchmarks.iceberg_history`); the target is at most 1.5x between them.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+from pyiceberg.catalog import Catalog
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.catalog.sql import SqlCatalog
+
+from benchmarks import iceberg_history
+from benchmarks.lake import Context
+from benchmarks.report import table
+from benchmarks.s3load import graveler_endpoint
+from graveler import Graveler
+from graveler.iceberg import GravelerCatalog
+
+ROUNDS = 30
+MERGE_ROUNDS = 3
+HISTORIES = (100, 10_000)
+ROW = pa.table({"id": pa.array([1], pa.int64()), "v": pa.array(["x"])})
+
+
+def run(ctx: Context) -> dict[str, Any]:
+    out: dict[str, Any] = {"latency": latency(ctx), "merge": merges(ctx)}
+    ratio = out["merge"][HISTORIES[-1]] / out["merge"][HISTORIES[0]]
+    out["merge_ratio"] = ratio
+    rows = [[f"{n:,} snapshots", f"{out['merge'][n] * 1000:.0f} ms"] for n in HISTORIES]
+    rows.append(["ratio (target <= 1.5)", f"{ratio:.2f}"])
+    table("logical merge of 10 snapshots", ["table", "merge"], rows)
+    return out
+
+
+def latency(ctx: Context) -> dict[str, dict[str, float]]:
+    home = ctx.fresh_dir("iceberg") / "home"
+    results: dict[str, dict[str, float]] = {}
+    with graveler_endpoint(home, 1) as gv:
+        rest = RestCatalog(
+            "rest",
+            uri=gv.url + "/iceberg/api",
+            warehouse="lake",
+            credential=f"{gv.key_id}:{gv.secret}",
+            **{"oauth2-server-uri": gv.url + "/iceberg/api/v1/oauth/tokens"},
+        )
+        results["graveler REST"] = _latencies(rest, "main.bench", "main.bench.t")
+    with Graveler(home=home) as client:
+        inproc = GravelerCatalog("inproc", client.repository("lake"))
+        results["graveler in-process"] = _latencies(inproc, "main.bench2", "main.bench2.t")
+    peer_dir = ctx.fresh_dir("iceberg-sql")
+    sql = SqlCatalog("sql", uri=f"sqlite:///{peer_dir / 'catalog.db'}", warehouse=peer_dir.as_uri())
+    results["pyiceberg SqlCatalog"] = _latencies(sql, "bench", "bench.t")
+    rows = [
+        [name, *(f"{r[k] * 1000:.1f} ms" for k in ("load", "commit", "append"))]
+        for name, r in results.items()
+    ]
+    table("Iceberg catalog latency (median)", ["catalog", "load table", "commit", "append"], rows)
+    return results
+
+
+def _latencies(catalog: Catalog, namespace: str, ident: str) -> dict[str, float]:
+    catalog.create_namespace(namespace)
+    created = catalog.create_table(ident, ROW.schema)
+    for _ in range(5):  # a table with a little history
+        created.append(ROW)
+    load = _median(lambda: catalog.load_table(ident))
+    tbl = catalog.load_table(ident)
+    counter = iter(range(10**9))
+
+    def commit() -> None:
+        with tbl.transaction() as tx:
+            tx.set_properties({"bench": str(next(counter))})
+
+    return {"load": load, "commit": _median(commit), "append": _median(lambda: tbl.append(ROW))}
+
+
+def _median(call: Callable[[], Any], rounds: int = ROUNDS) -> float:
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def merges(ctx: Context) -> dict[int, float]:
+    found: dict[int, float] = {}
+    for n in HISTORIES:
+        home = ctx.fresh_dir(f"iceberg-merge-{n}")
+        with Graveler(home=home / "home") as client:
+            repo = client.create_repository("lake", (home / "ns").as_uri())
+            catalog = GravelerCatalog("bench", repo)
+            catalog.create_namespace(("main", "bench"))
+            started = time.perf_counter()
+            iceberg_history.build(catalog, "main.bench.t", n)
+            print(f"  [iceberg] {n:,} snapshots written in {time.perf_counter() - started:.0f} s")
+            found[n] = statistics.median(_merge_once(catalog, repo, r) for r in range(MERGE_ROUNDS))
+    return found
+
+
+def _merge_once(catalog: GravelerCatalog, repo: Any, n: int) -> float:
+    branch = f"run-{n}"
+    repo.create_branch(branch, "main")
+    iceberg_history.extend(catalog, f"{branch}.bench.t", 10)
+    iceberg_history.extend(catalog, "main.bench.t", 1)
+    started = time.perf_counter()
+    repo.merge(branch, "main")
+    took = time.perf_counter() - started
+    repo.delete_branch(branch)
+    return took
