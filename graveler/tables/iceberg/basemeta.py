@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from graveler.tables.iceberg import jsonio
+from graveler.tables.iceberg.snapshots import main_snapshot
 
 _KEY = b'"current-snapshot-id"'
 _VALUE = re.compile(rb"\s*:\s*(-?\d+|null)\s*[,}]")
@@ -42,8 +43,6 @@ class BaseMetadata:
 
     def main(self) -> dict[str, Any] | None:
         """The snapshot the base's ``main`` branch points at (None: no snapshot)."""
-        from graveler.tables.iceberg.replay import main_snapshot
-
         found = _current_ids(self.raw) if "doc" not in self.__dict__ else []
         if len(found) == 1:
             if found[0] in (b"null", b"-1"):

@@ -39,14 +39,8 @@ from graveler.tables.iceberg.files import transition
 from graveler.tables.iceberg.manifests import TableModel, live_at, snapshot_changes
 from graveler.tables.iceberg.metamerge import merge_metadata, merge_refs
 from graveler.tables.iceberg.names import POINTER, key_for
-from graveler.tables.iceberg.replay import (
-    Step,
-    lineage,
-    live_diff,
-    main_snapshot,
-    replay,
-    same,
-)
+from graveler.tables.iceberg.replay import Step, lineage, live_diff, replay, same
+from graveler.tables.iceberg.snapshots import main_snapshot
 from graveler.tables.port import Side, TableChange, TableMergeContext
 from graveler.writes import make_linked_entry
 

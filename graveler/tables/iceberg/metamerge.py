@@ -9,7 +9,7 @@ from typing import Any
 
 from graveler.tables.iceberg.basemeta import BaseMetadata
 from graveler.tables.iceberg.conflicts import conflict
-from graveler.tables.iceberg.replay import by_id
+from graveler.tables.iceberg.snapshots import by_id
 
 #: (conflict kind, what, metadata keys that change together)
 GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (

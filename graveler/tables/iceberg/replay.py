@@ -37,6 +37,7 @@ from graveler.tables.iceberg.manifests import (
     write_entries,
     write_list,
 )
+from graveler.tables.iceberg.snapshots import by_id, main_snapshot
 
 #: Summary totals and the added / removed counts that move them.
 TOTALS = (
@@ -47,23 +48,6 @@ TOTALS = (
     ("total-position-deletes", "added-position-deletes", "removed-position-deletes"),
     ("total-equality-deletes", "added-equality-deletes", "removed-equality-deletes"),
 )
-
-
-def main_snapshot(doc: dict[str, Any]) -> dict[str, Any] | None:
-    """The snapshot the table's ``main`` branch points at, or None."""
-    ref = (doc.get("refs") or {}).get("main")
-    sid = ref.get("snapshot-id") if isinstance(ref, dict) else doc.get("current-snapshot-id")
-    if sid is None or sid == -1:
-        return None
-    for snapshot in reversed(doc.get("snapshots") or ()):  # usually the last one
-        if snapshot["snapshot-id"] == sid:
-            found: dict[str, Any] = snapshot
-            return found
-    return None
-
-
-def by_id(doc: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    return {s["snapshot-id"]: s for s in doc.get("snapshots") or ()}
 
 
 def same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
