@@ -125,7 +125,7 @@ def _diff(sub: Any) -> None:
     df.add_argument(
         "--files",
         action="store_true",
-        help="list a table's log and data files instead of its versions (Delta Lake tables)",
+        help="list a table's metadata and data files instead of its versions (Delta, Iceberg)",
     )
 
 

@@ -1,6 +1,7 @@
-"""``graveler diff`` for tables: a table whose metadata differs (a Delta Lake table) shows as
-its versions, files, rows and columns (graveler.tables.diff) instead of its log and data
-files; ``--files`` shows the files."""
+"""``graveler diff`` for tables: a table whose metadata differs (a Delta Lake table, an
+Iceberg table) shows as its versions (Delta commits, Iceberg snapshots), files, rows and
+columns (graveler.tables.diff) instead of its metadata and data files; ``--files`` shows the
+files."""
 
 from __future__ import annotations
 

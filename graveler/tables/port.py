@@ -157,7 +157,8 @@ class DiffSide(StrEnum):
 @dataclass(frozen=True, slots=True)
 class TableVersion:
     """One version of a table (a Delta commit, an Iceberg snapshot) that one side of a diff
-    has and the other lacks. Row counts are None when the writer recorded none."""
+    has and the other lacks; ``version`` identifies it (a Delta commit's version number, an
+    Iceberg snapshot's ID). Row counts are None when the writer recorded none."""
 
     version: int
     operation: str
@@ -172,7 +173,9 @@ class TableVersion:
 @dataclass(frozen=True, slots=True)
 class ColumnChange:
     """A top-level column ``added``, ``removed`` or ``changed`` (type or nullability) from
-    the left side's schema to the right side's; types as the format spells them."""
+    the left side's schema to the right side's, types as the format spells them; or
+    ``renamed`` (formats that track columns by ID, as Iceberg: ``before`` and ``after`` are
+    the names)."""
 
     column: str
     change: str

@@ -1,12 +1,12 @@
 """Iceberg tables in graveler repositories: where they live in a ref's tree
 (:mod:`.names`), the catalog's engine (:mod:`.catalog`), and the table format the merge asks
 about tables changed on both sides (:data:`FORMAT`, a logical merge by Iceberg's own rules,
-:mod:`.merge`).
+:mod:`.merge`) and diffs describe as snapshots (:mod:`.diff`).
 
 Importing this package is cheap (the merge's registry imports it on every first merge);
-pyiceberg is imported when a table is actually merged. Without pyiceberg installed the
-format is not offered (ImportError), and Iceberg tables merge as files: both sides changing
-one table is then a conflict on its pointer.
+pyiceberg is imported when a table is actually merged (a diff reads metadata JSON only).
+Without pyiceberg installed the format is not offered (ImportError), and Iceberg tables
+merge as files: both sides changing one table is then a conflict on its pointer.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from graveler.context import RepoContext
 from graveler.tables.iceberg.names import table_root
-from graveler.tables.port import TableChange, TableMergeContext
+from graveler.tables.port import TableChange, TableDiff, TableDiffContext, TableMergeContext
 
 if importlib.util.find_spec("pyiceberg") is None:  # pragma: no cover - the tables extra
     raise ImportError("pyiceberg is not installed: pip install 'graveler[tables]'")
@@ -34,6 +34,12 @@ class IcebergFormat:
         from graveler.tables.iceberg.merge import merge_table
 
         return merge_table(ctx)
+
+    def diff(self, ctx: TableDiffContext) -> TableDiff:
+        """The snapshots, files, rows and columns that differ (see :mod:`.diff`)."""
+        from graveler.tables.iceberg.diff import diff_table
+
+        return diff_table(ctx)
 
     def missing_files(
         self, repo: RepoContext, commit_id: str, root: str
