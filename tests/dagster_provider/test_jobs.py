@@ -77,13 +77,23 @@ def observed() -> Iterator[Any]:
     resource.close()
 
 
+def _failures(result: Any) -> list[str]:
+    """The errors of a run's failed steps (and of the run), for the assertion's message."""
+    return [
+        str(event.event_specific_data.error.to_string())
+        for event in result.all_events
+        if (event.is_step_failure or event.is_run_failure)
+        and getattr(event.event_specific_data, "error", None) is not None
+    ]
+
+
 def test_parallel_step_processes_share_the_run_branch(
     env: Path, instance: dg.DagsterInstance, observed: Any
 ) -> None:
     """Multiprocess executor: three step processes write and commit on one run branch at the
     same time (each with its own client); nothing is lost and the merge brings all of it."""
     with dg.execute_job(dg.reconstructable(parallel_job), instance) as result:
-        assert result.success
+        assert result.success, _failures(result)
         assert result.output_for_node("combined") == 1 + 2 + 3
         evaluate_run_sensor(PIECES["sensors"][0], instance, result, PIECES["resources"])  # type: ignore[arg-type]
     repo = observed()
