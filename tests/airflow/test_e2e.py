@@ -525,6 +525,6 @@ def test_an_overwrite_after_a_concurrent_append_fails_as_delta_decides(
     assert merge["state"] == "failed" and merge["try_number"] == 1  # not retried
     log = deployment.task_log(DELTA, overwrote, "run.merge", 1)
     assert "Merge conflict publishing run" in log and DELTA_TABLE in log
-    assert "delta table: ConcurrentAppend" in log
+    assert f"delta table {DELTA_TABLE!r}: ConcurrentAppend" in log
     assert identity(DELTA, overwrote) not in _publications(repo)
     assert [20, "a"] in _delta_rows(repo, tmp_path / "table")
