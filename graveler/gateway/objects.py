@@ -10,6 +10,7 @@ the new path without copying them.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import hashlib
 import io
@@ -19,8 +20,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import BinaryIO
 from urllib.parse import unquote
-
-import anyio.from_thread
 
 from graveler.branches import writable_branch
 from graveler.entry import ObjectEntry, etag_of
@@ -227,7 +226,10 @@ async def store_and_stage(call: Call, repo: Repository, body: Body) -> ObjectEnt
         data = await body.read_all(SMALL_BODY)
         return await call.run(repo.put, request.ref, request.path, data, **options)
     reader = _BodyReader(body)
-    return await call.run(repo.put, request.ref, request.path, reader, **options)
+    try:
+        return await call.run(repo.put, request.ref, request.path, reader, **options)
+    finally:
+        reader.close()
 
 
 def content_type_of(request: S3Request) -> str:
@@ -351,10 +353,14 @@ def _stage_copy(
 
 class _BodyReader(io.RawIOBase):
     """A blocking file over a request body, for a worker thread: each ``read`` takes the
-    next piece from the event loop (gathered to at least :data:`STREAM_PIECE` bytes)."""
+    next piece from the event loop (gathered to at least :data:`STREAM_PIECE` bytes), and
+    the piece after it is gathered on the loop while the thread hashes and writes this one.
+    :meth:`close` (from the loop) stops a gathering still running."""
 
     def __init__(self, body: Body) -> None:
         self._pieces = body.chunks()
+        self._loop = asyncio.get_running_loop()
+        self._next: concurrent.futures.Future[tuple[bytes, bool]] | None = None
         self._buffer = b""
         self._done = False
 
@@ -363,24 +369,41 @@ class _BodyReader(io.RawIOBase):
 
     def read(self, size: int = -1) -> bytes:
         while not self._done and (size < 0 or len(self._buffer) < size):
-            self._buffer += anyio.from_thread.run(self._gather)
+            self._buffer += self._take()
         if size < 0:
             size = len(self._buffer)
         out, self._buffer = self._buffer[:size], self._buffer[size:]
         return out
 
-    async def _gather(self) -> bytes:
+    def close(self) -> None:
+        if self._next is not None:
+            self._next.cancel()
+        super().close()
+
+    def _take(self) -> bytes:
+        """The next gathered piece (from a worker thread); starts gathering the one after."""
+        if self._next is None:
+            self._next = asyncio.run_coroutine_threadsafe(self._gather(), self._loop)
+        piece, self._done = self._next.result()
+        self._next = None
+        if not self._done:
+            self._next = asyncio.run_coroutine_threadsafe(self._gather(), self._loop)
+        return piece
+
+    async def _gather(self) -> tuple[bytes, bool]:
+        """The next piece, and whether the body ended with it."""
         parts = []
         total = 0
+        ended = False
         while total < STREAM_PIECE:
             try:
                 piece = await self._pieces.__anext__()
             except StopAsyncIteration:
-                self._done = True
+                ended = True
                 break
             parts.append(piece)
             total += len(piece)
-        return b"".join(parts)
+        return b"".join(parts), ended
 
 
 Handler = Callable[[Call], object]

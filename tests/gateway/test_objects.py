@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from graveler.client import Graveler
+from graveler.gateway.objects import STREAM_PIECE
 from tests.gateway.conftest import Twin, outcome
 
 BODY = b"0123456789abcdefghij"
@@ -61,6 +62,18 @@ def test_put_get_head_agree(twin: Twin):
     for field in ("ContentLength", "ETag", "ContentType", "Metadata", "AcceptRanges"):
         assert heads[0][1][field] == heads[1][1][field], field
     assert heads[0][1]["LastModified"] <= datetime.now(UTC) + timedelta(seconds=1)
+
+
+@pytest.mark.parametrize("pieces", [2, 2.5])
+def test_streamed_bodies_arrive_whole(twin: Twin, pieces: float):
+    """Bodies over the small-body limit are streamed to the engine a piece at a time, the
+    next piece gathered while the last is written: one ending on a piece boundary and one
+    ending inside a piece come back byte for byte, with S3's ETag."""
+    body = bytes(range(256)) * int(pieces * STREAM_PIECE / 256)
+    put = _put(twin, "streamed.bin", body)
+    assert put[0] == put[1] == ("ok", f'"{hashlib.md5(body).hexdigest()}"')
+    got = twin.gv.get_object(Bucket=twin.gv_bucket, Key=twin.key("streamed.bin"))
+    assert got["Body"].read() == body
 
 
 def test_missing_keys_agree(twin: Twin):
