@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import mimetypes
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, BinaryIO, TypedDict, Unpack
+from typing import BinaryIO, TypedDict, Unpack
 
 from graveler import entry as entries
 from graveler import validate
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import InvalidArgument, ObjectNotFound, PreconditionFailed
+from graveler.etag_hash import EtagHasher
 from graveler.model import StagedEntry
 from graveler.objects import (
     checked_entry,
@@ -30,9 +29,6 @@ from graveler.objects import (
 from graveler.objectstore import stored_sha256
 from graveler.objectstore._io import iter_chunks
 from graveler.reads import stat
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
 
 
 class EntryAttributes(TypedDict, total=False):
@@ -112,12 +108,16 @@ def store_object(
     return, unless ``durable`` is False: then ``repo.store.sync`` of its address must come
     before it is staged."""
     address = new_physical_address()
-    md5 = _Md5Beside()
-    with repo.store.open_writer(address, fresh=True, durable=durable) as writer:
-        for chunk in iter_chunks(data):
-            md5.update(chunk)
-            writer.write(chunk)
-    info = writer.commit()
+    md5 = EtagHasher()
+    try:
+        with repo.store.open_writer(address, fresh=True, durable=durable) as writer:
+            for chunk in iter_chunks(data):
+                md5.update(chunk)
+                writer.write(chunk)
+        info = writer.commit()
+        etag = md5.hexdigest()
+    finally:
+        md5.close()
     return ObjectEntry(
         path=path,
         physical_address=address,
@@ -126,49 +126,8 @@ def store_object(
         mtime=info.mtime,
         content_type=content_type or guess_type(path),
         metadata=dict(metadata or {}),
-        etag=md5.hexdigest(),
+        etag=etag,
     )
-
-
-#: Pieces at least this large are MD5-hashed on a thread beside the write (SHA-256 and the
-#: write release the GIL too): a large object then costs the slower of the two, not both.
-MD5_BESIDE = 256 << 10
-
-
-class _Md5Beside:
-    """MD5 of pieces fed in order; a large piece is hashed on a shared thread while the
-    caller goes on with it (one piece at most in flight)."""
-
-    def __init__(self) -> None:
-        self._md5 = hashlib.md5(usedforsecurity=False)
-        self._pending: Future[None] | None = None
-
-    def update(self, piece: bytes) -> None:
-        self._wait()
-        if len(piece) >= MD5_BESIDE:
-            self._pending = _md5_threads().submit(self._md5.update, piece)
-        else:
-            self._md5.update(piece)
-
-    def hexdigest(self) -> str:
-        self._wait()
-        return self._md5.hexdigest()
-
-    def _wait(self) -> None:
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.result()
-
-
-@functools.cache
-def _md5_threads() -> ThreadPoolExecutor:
-    from concurrent.futures import ThreadPoolExecutor  # not on the CLI's start-up path
-
-    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="graveler-md5")
-
-
-# A forked child (Airflow's and Dagster's workers) has none of its parent's threads.
-os.register_at_fork(after_in_child=_md5_threads.cache_clear)
 
 
 def stage_stored(

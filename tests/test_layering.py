@@ -238,6 +238,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.sstable.",
             "graveler.objectstore.",
             "graveler.objects",
+            "graveler.etag_hash",
             "graveler.external",
             "graveler.entry",
             "graveler.namespaces",

@@ -10,6 +10,7 @@ the new path without copying them.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import hashlib
@@ -352,46 +353,54 @@ def _stage_copy(
 
 
 class _BodyReader(io.RawIOBase):
-    """A blocking file over a request body, for a worker thread: each ``read`` takes the
-    next piece from the event loop (gathered to at least :data:`STREAM_PIECE` bytes), and
-    the piece after it is gathered on the loop while the thread hashes and writes this one.
+    """A blocking file over a request body, for a worker thread. The body's pieces are
+    gathered on the event loop in batches of at least :data:`STREAM_PIECE` bytes, the next
+    batch while the thread hashes and writes this one; ``read`` hands out the pieces as
+    they came (a short read when a piece is smaller than asked: no copying).
     :meth:`close` (from the loop) stops a gathering still running."""
 
     def __init__(self, body: Body) -> None:
         self._pieces = body.chunks()
         self._loop = asyncio.get_running_loop()
-        self._next: concurrent.futures.Future[tuple[bytes, bool]] | None = None
-        self._buffer = b""
+        self._next: concurrent.futures.Future[tuple[list[bytes], bool]] | None = None
+        self._ready: collections.deque[bytes] = collections.deque()
         self._done = False
 
     def readable(self) -> bool:
         return True
 
     def read(self, size: int = -1) -> bytes:
-        while not self._done and (size < 0 or len(self._buffer) < size):
-            self._buffer += self._take()
+        while not self._ready and not self._done:
+            self._take()
+        if not self._ready:
+            return b""
         if size < 0:
-            size = len(self._buffer)
-        out, self._buffer = self._buffer[:size], self._buffer[size:]
-        return out
+            out = b"".join(self._ready)
+            self._ready.clear()
+            return out
+        piece = self._ready.popleft()
+        if len(piece) > size:
+            piece, rest = piece[:size], piece[size:]
+            self._ready.appendleft(rest)
+        return piece
 
     def close(self) -> None:
         if self._next is not None:
             self._next.cancel()
         super().close()
 
-    def _take(self) -> bytes:
-        """The next gathered piece (from a worker thread); starts gathering the one after."""
+    def _take(self) -> None:
+        """Wait for the next batch (from a worker thread); start gathering the one after."""
         if self._next is None:
             self._next = asyncio.run_coroutine_threadsafe(self._gather(), self._loop)
-        piece, self._done = self._next.result()
+        batch, self._done = self._next.result()
+        self._ready.extend(batch)
         self._next = None
         if not self._done:
             self._next = asyncio.run_coroutine_threadsafe(self._gather(), self._loop)
-        return piece
 
-    async def _gather(self) -> tuple[bytes, bool]:
-        """The next piece, and whether the body ended with it."""
+    async def _gather(self) -> tuple[list[bytes], bool]:
+        """The next batch of pieces, and whether the body ended with it."""
         parts = []
         total = 0
         ended = False
@@ -401,9 +410,10 @@ class _BodyReader(io.RawIOBase):
             except StopAsyncIteration:
                 ended = True
                 break
-            parts.append(piece)
-            total += len(piece)
-        return b"".join(parts), ended
+            if piece:
+                parts.append(piece)
+                total += len(piece)
+        return parts, ended
 
 
 Handler = Callable[[Call], object]
