@@ -41,6 +41,9 @@ from graveler.objectstore.local_writer import (
 )
 from graveler.objectstore.port import ObjectInfo
 
+#: Directories whose resolution a store remembers (by identity) at most.
+CHECKED_DIRS_MAX = 4096
+
 __all__ = ["TMP_PREFIX", "LocalObjectStore"]
 
 _MISSING = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
@@ -79,11 +82,38 @@ class LocalObjectStore:
         return real_path == self._root or real_path.startswith(self._root.rstrip(os.sep) + os.sep)
 
     def _path(self, key: str) -> str:
-        """The file path of a valid key; InvalidKey if the key is bad or resolves outside root."""
+        """The file path of a valid key; InvalidKey if the key is bad or resolves outside root.
+        The common case costs two system calls: a directory already resolved inside the root
+        is recognised by its identity (as in :meth:`_fresh_path`), and a last component that
+        is not a symbolic link needs no resolving; anything else is resolved in full."""
         path = self._joined(key)
+        if self._known_directory(os.path.dirname(path)):
+            try:
+                if not stat_mod.S_ISLNK(os.lstat(path).st_mode):
+                    return path
+            except OSError:
+                return path  # missing: the caller's own call reports it
         if not self._within_root(os.path.realpath(path)):
             raise _escapes(key, self._root)
         return path
+
+    def _known_directory(self, directory: str) -> bool:
+        """Whether ``directory`` resolves inside the root, by its identity when it was
+        resolved before (a component swapped for a link since resolves elsewhere, so it is
+        resolved again); False when it does not exist or lies outside."""
+        try:
+            st = os.stat(directory)
+        except OSError:
+            return False
+        identity = (st.st_dev, st.st_ino)
+        if self._checked_dirs.get(directory) == identity:
+            return True
+        if not self._within_root(os.path.realpath(directory)):
+            return False
+        if len(self._checked_dirs) >= CHECKED_DIRS_MAX:
+            self._checked_dirs.clear()
+        self._checked_dirs[directory] = identity
+        return True
 
     def _fresh_path(self, key: str, this_call: set[str] | None = None) -> str:
         """The file path of a key to create exclusively (``O_EXCL`` refuses a symbolic link as

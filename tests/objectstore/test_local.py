@@ -354,6 +354,23 @@ def test_a_directory_swapped_for_a_link_after_a_write_is_refused(
     assert list(outside.iterdir()) == []
 
 
+def test_a_directory_swapped_for_a_link_after_a_read_is_refused(
+    store: LocalObjectStore, root: Path, tmp_path: Path
+) -> None:
+    """Reads remember a checked directory by its identity too: a directory replaced by a
+    symbolic link to the outside after a read is resolved again, and refused."""
+    store.put("data/cd/1", b"inside")
+    assert store.get("data/cd/1") == b"inside"
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "1").write_bytes(b"outside")
+    os.rename(root / "data" / "cd", tmp_path / "moved")
+    (root / "data" / "cd").symlink_to(outside)
+    for call in (lambda: store.get("data/cd/1"), lambda: store.stat("data/cd/1")):
+        with pytest.raises(InvalidKey, match="outside"):
+            call()
+
+
 @pytest.mark.parametrize("covered", [False, True])
 def test_sync_flushes_only_what_is_not_flushed_yet(
     store: LocalObjectStore,
