@@ -231,15 +231,16 @@ def _holds_unpublished(repo: RepoContext, run: Run, published: Commit) -> bool:
     """Whether the run's branch exists and holds something neither ``published`` nor the
     target's head contains: staged writes that change the branch (rewriting identical bytes
     changes nothing), or commits of its own (a branch forked from the target's newer head,
-    as a cleared run's is, has none)."""
+    as a cleared run's is, has none). A branch that a concurrent publication deletes
+    meanwhile holds nothing."""
     try:
         branch = branches.get_branch(repo, run.branch)
-    except BranchNotFound:
+        if branch.sealed_tokens:  # a commit is in progress
+            return True
+        if next(iter(operations.diff_uncommitted(repo, run.branch)), None) is not None:
+            return True
+    except (BranchNotFound, RefNotFound):
         return False
-    if branch.sealed_tokens:  # a commit is in progress
-        return True
-    if next(iter(operations.diff_uncommitted(repo, run.branch)), None) is not None:
-        return True
     head = repo.get_commit(branch.commit_id)
     target = repo.get_commit(branches.get_branch(repo, run.into).commit_id)
     return not any(_contains(repo, tip, head) for tip in (published, target))
