@@ -15,11 +15,15 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from graveler.client import Graveler
 from tests.airflow.deployment import Deployment
+
+if TYPE_CHECKING:
+    from tests.airflow.e2e_scenario import Scenario
 
 _BASE = Path(tempfile.mkdtemp(prefix="graveler-airflow-"))
 atexit.register(shutil.rmtree, _BASE, True)
@@ -59,3 +63,14 @@ def lake(deployment: Deployment) -> Iterator[Graveler]:
         yield client
     finally:
         client.close()
+
+
+@pytest.fixture(scope="package")
+def scenario(
+    deployment: Deployment, lake: Graveler, tmp_path_factory: pytest.TempPathFactory
+) -> Scenario:
+    """The end-to-end scenario, run once on the deployment for both modules that check it
+    (``test_e2e`` and ``test_e2e_tables``)."""
+    from tests.airflow.e2e_scenario import run_scenario  # after AIRFLOW_HOME is set above
+
+    return run_scenario(deployment, lake, tmp_path_factory)
