@@ -40,6 +40,29 @@ class Key:
         }
 
 
+#: Hadoop's provider for a fixed access key and secret.
+SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+
+
+def s3a_settings(url: str, key: Key, bucket: str = "lake") -> dict[str, str]:
+    """Hadoop settings that point ``s3a://BUCKET/...`` at the gateway at ``url`` with ``key``
+    (per-bucket keys, path-style addressing, plain HTTP), as docs/s3-gateway.md gives them;
+    few retries, so a refused call fails a test quickly."""
+    prefix = f"fs.s3a.bucket.{bucket}."
+    return {
+        prefix + "endpoint": url,
+        prefix + "endpoint.region": "us-east-1",
+        prefix + "path.style.access": "true",
+        prefix + "connection.ssl.enabled": "false",
+        prefix + "access.key": key.access_key_id,
+        prefix + "secret.key": key.secret_access_key,
+        prefix + "aws.credentials.provider": SIMPLE_CREDENTIALS,
+        "fs.s3a.impl.disable.cache": "true",
+        "fs.s3a.attempts.maximum": "2",
+        "fs.s3a.retry.limit": "2",
+    }
+
+
 class Served:
     """A ``graveler serve`` process over ``home`` (and ``database_url``, default SQLite in the
     home). Extra arguments go to ``graveler serve``."""

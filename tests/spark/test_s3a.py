@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 
 from graveler.client import Graveler
-from tests.serving import Key, Served
-
-SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+from tests.serving import Key, Served, s3a_settings
 
 
 @pytest.fixture(scope="module")
@@ -25,18 +23,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, K
 
 def _configure(spark: Any, server: Served, key: Key) -> None:
     conf = spark.sparkContext._jsc.hadoopConfiguration()
-    for name, value in {
-        "fs.s3a.bucket.lake.endpoint": server.url,
-        "fs.s3a.bucket.lake.endpoint.region": "us-east-1",
-        "fs.s3a.bucket.lake.path.style.access": "true",
-        "fs.s3a.bucket.lake.connection.ssl.enabled": "false",
-        "fs.s3a.bucket.lake.access.key": key.access_key_id,
-        "fs.s3a.bucket.lake.secret.key": key.secret_access_key,
-        "fs.s3a.bucket.lake.aws.credentials.provider": SIMPLE_CREDENTIALS,
-        "fs.s3a.impl.disable.cache": "true",
-        "fs.s3a.attempts.maximum": "2",
-        "fs.s3a.retry.limit": "2",
-    }.items():
+    for name, value in s3a_settings(server.url, key).items():
         conf.set(name, value)
 
 

@@ -21,11 +21,10 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from graveler.client import Graveler
-from tests.serving import Key, Served
+from tests.serving import Key, Served, s3a_settings
 from tests.tables.delta import ops
 from tests.tables.delta.conftest import SparkOracle
 
-SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 BASE = [[1, "a"], [2, "b"]]
 MERGED = [[1, "a"], [10, "a"], [2, "b"], [20, "b"]]
 
@@ -128,7 +127,7 @@ def test_delta_spark_writes_through_the_gateway_with_s3a(
     served: tuple[Served, Key], spark_oracle: SparkOracle
 ) -> None:
     server, key = served
-    spark_oracle.ask(cmd="hadoop", conf=_s3a(server, key))
+    spark_oracle.ask(cmd="hadoop", conf=s3a_settings(server.url, key))
     path = "delta/spark_events"
 
     def write(branch: str, spec: ops.Spec) -> None:
@@ -147,18 +146,3 @@ def test_delta_spark_writes_through_the_gateway_with_s3a(
     assert read("main") == MERGED and read("spark") == MERGED and read(commit) == MERGED
     assert read(before) == BASE and read("main", 0) == BASE
     _read_everywhere(server, key, path, before, "spark")
-
-
-def _s3a(server: Served, key: Key) -> dict[str, str]:
-    return {
-        "fs.s3a.bucket.lake.endpoint": server.url,
-        "fs.s3a.bucket.lake.endpoint.region": "us-east-1",
-        "fs.s3a.bucket.lake.path.style.access": "true",
-        "fs.s3a.bucket.lake.connection.ssl.enabled": "false",
-        "fs.s3a.bucket.lake.access.key": key.access_key_id,
-        "fs.s3a.bucket.lake.secret.key": key.secret_access_key,
-        "fs.s3a.bucket.lake.aws.credentials.provider": SIMPLE_CREDENTIALS,
-        "fs.s3a.impl.disable.cache": "true",
-        "fs.s3a.attempts.maximum": "2",
-        "fs.s3a.retry.limit": "2",
-    }
