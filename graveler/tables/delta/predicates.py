@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from graveler.tables.delta.actions import DeltaCommit
@@ -97,25 +97,14 @@ def is_blind_append(commit: DeltaCommit) -> bool:
 def split_and(text: str) -> list[str]:
     """The top-level ``AND`` conjuncts of ``text``, outer parentheses removed."""
     text = _unwrap(text.strip())
-    parts, depth, quote, start, i = [], 0, "", 0, 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif depth == 0 and text[i : i + 5].upper() == " AND ":
-            parts.append(text[start:i])
-            start = i = i + 5
-            continue
-        i += 1
-    parts.append(text[start:])
-    if len(parts) == 1:
-        return [parts[0].strip()]
+    cuts: list[int] = []
+    for i, _, depth in _outside_quotes(text):
+        if depth == 0 and (not cuts or i >= cuts[-1] + 5) and text[i : i + 5].upper() == " AND ":
+            cuts.append(i)
+    if not cuts:
+        return [text.strip()]
+    starts = [0, *(cut + 5 for cut in cuts)]
+    parts = [text[a:b] for a, b in zip(starts, [*cuts, len(text)], strict=True)]
     return [c for p in parts for c in split_and(p)]
 
 
@@ -127,19 +116,30 @@ def _unwrap(text: str) -> str:
 
 
 def _closes_at_end(text: str) -> bool:
+    """Whether the parenthesis opening ``text`` closes at its last character."""
+    depth = 0
+    for i, ch, depth in _outside_quotes(text):
+        if ch == ")" and depth == 0 and i != len(text) - 1:
+            return False
+    return depth == 0
+
+
+def _outside_quotes(text: str) -> Iterator[tuple[int, str, int]]:
+    """Index, character and parenthesis depth (after it) of each character of ``text``
+    outside quoted strings and identifiers (``'``, ``"``, backquotes)."""
     depth, quote = 0, ""
     for i, ch in enumerate(text):
         if quote:
             quote = "" if ch == quote else quote
-        elif ch in "'\"":
+            continue
+        if ch in "'\"`":
             quote = ch
-        elif ch == "(":
+            continue
+        if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
-            if depth == 0 and i != len(text) - 1:
-                return False
-    return depth == 0
+        yield i, ch, depth
 
 
 def _predicate_texts(predicate: str) -> list[str]:
