@@ -117,7 +117,8 @@ def _curl_get(endpoint: Endpoint, client: Any, key: str) -> float:
 
 
 def _curl(args: list[str]) -> None:
-    subprocess.run([CURL, "-s", "-f", "-H", "Expect:", *args], check=True)  # type: ignore[list-item]
+    assert CURL is not None  # the curl rows exist only when it does
+    subprocess.run([CURL, "-s", "-f", "-H", "Expect:", *args], check=True)
 
 
 def _boto_get(client: Any, bucket: str, key: str) -> bytes:

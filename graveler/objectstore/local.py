@@ -117,26 +117,19 @@ class LocalObjectStore:
 
     def _fresh_path(self, key: str, this_call: set[str] | None = None) -> str:
         """The file path of a key to create exclusively (``O_EXCL`` refuses a symbolic link as
-        the last component): as :meth:`_path`, but a directory whose resolution was checked
-        is then recognised by its identity (device and inode, one ``stat``): a component
-        swapped for a symbolic link since resolves to another directory and is checked
-        again."""
+        the last component): its directory must resolve inside the root
+        (:meth:`_known_directory`, one ``stat`` once checked)."""
         path = self._joined(key)
         directory = os.path.dirname(path)
         if this_call is not None:  # checked once per batch call and directory
             if directory in this_call:
                 return path
             this_call.add(directory)
-        try:
-            st = os.stat(directory)
-            identity: tuple[int, int] | None = (st.st_dev, st.st_ino)
-        except OSError:
-            identity = None  # not there yet: made inside the root, below
-        if identity is None or self._checked_dirs.get(directory) != identity:
-            if not self._within_root(os.path.realpath(directory)):
-                raise _escapes(key, self._root)
-            if identity is not None:
-                self._checked_dirs[directory] = identity
+        # A directory not there yet is made inside the root (below): resolve what exists.
+        if not self._known_directory(directory) and not self._within_root(
+            os.path.realpath(directory)
+        ):
+            raise _escapes(key, self._root)
         return path
 
     def _joined(self, key: str) -> str:
