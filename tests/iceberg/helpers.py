@@ -11,6 +11,9 @@ from pyiceberg.table import Table
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import IntegerType, LongType, NestedField, StringType
 
+from graveler.iceberg import GravelerCatalog
+from graveler.repository import Repository
+
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
     NestedField(2, "p", IntegerType(), required=False),
@@ -31,3 +34,13 @@ def content(table: Table, snapshot_id: int | None = None) -> list[tuple[Any, ...
     """The table's rows (at a snapshot), sorted."""
     data = table.scan(snapshot_id=snapshot_id).to_arrow().to_pylist()
     return sorted(tuple(r.values()) for r in data)
+
+
+def forked_catalog(repo: Repository) -> GravelerCatalog:
+    """A catalog over ``repo`` whose ``main`` has table ``db.t`` (partitioned by ``p``) with
+    one append, and a branch ``run`` forked from it."""
+    cat = GravelerCatalog("test", repo)
+    cat.create_namespace(("main", "db"))
+    cat.create_table("main.db.t", SCHEMA, partition_spec=SPEC).append(rows([1, 2], 1))
+    repo.create_branch("run", "main")
+    return cat

@@ -17,7 +17,7 @@ from graveler.iceberg import GravelerCatalog
 from graveler.repository import Repository
 from graveler.tables.iceberg.names import POINTER
 from graveler.tables.port import TableDiff
-from tests.iceberg.helpers import SCHEMA, SPEC, rows
+from tests.iceberg.helpers import SCHEMA, forked_catalog, rows
 
 T = "db/t/"
 
@@ -25,10 +25,7 @@ T = "db/t/"
 @pytest.fixture
 def catalog(repo: Repository) -> GravelerCatalog:
     """main: table db.t with one append; run: two more appends, a new column, a file."""
-    cat = GravelerCatalog("test", repo)
-    cat.create_namespace(("main", "db"))
-    cat.create_table("main.db.t", SCHEMA, partition_spec=SPEC).append(rows([1, 2], 1))
-    repo.create_branch("run", "main")
+    cat = forked_catalog(repo)
     cat.load_table("run.db.t").append(rows([10, 11, 12], 2))
     cat.load_table("run.db.t").append(rows([13], 1))
     with cat.load_table("run.db.t").update_schema() as update:

@@ -14,18 +14,14 @@ from graveler.errors import MergeConflict, TableConflict
 from graveler.iceberg import GravelerCatalog
 from graveler.repository import Repository
 from graveler.tables.iceberg.names import POINTER
-from tests.iceberg.helpers import SCHEMA, SPEC, content, rows
+from tests.iceberg.helpers import content, forked_catalog, rows
 
 T = "db/t/"
 
 
 @pytest.fixture
 def catalog(repo: Repository) -> GravelerCatalog:
-    cat = GravelerCatalog("test", repo)
-    cat.create_namespace(("main", "db"))
-    cat.create_table("main.db.t", SCHEMA, partition_spec=SPEC).append(rows([1, 2], 1))
-    repo.create_branch("run", "main")
-    return cat
+    return forked_catalog(repo)
 
 
 def table(catalog: GravelerCatalog, ref: str = "main"):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import time
 from datetime import timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import DAG, Asset, AssetWatcher, get_current_context, task
@@ -46,6 +47,8 @@ from graveler_airflow import (
 from graveler import runs
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from graveler import Repository
 
 REPO = "e2e"
@@ -65,15 +68,26 @@ def _write(branch: str) -> None:
         for path, text in (conf.get("writes") or {}).items():
             repo.put(branch, path, text.encode())
         deadline = time.monotonic() + BARRIER_TIMEOUT
-        while conf.get("gate") and not _exists(repo, conf["gate"]):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"gate {conf['gate']} never opened")
-            time.sleep(0.2)
-        barrier: dict[str, Any] = conf.get("barrier") or {}
-        while barrier and not _passed(repo, barrier["match"], barrier["count"]):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"barrier {barrier} not reached")
-            time.sleep(0.2)
+        if conf.get("gate"):
+            _until(partial(_exists, repo, conf["gate"]), f"gate {conf['gate']}", deadline)
+        _barrier(repo, conf, deadline)
+
+
+def _until(done: Callable[[], bool], what: str, deadline: float) -> None:
+    """Wait until ``done()`` (TimeoutError naming ``what`` past ``deadline``)."""
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} never happened")
+        time.sleep(0.2)
+
+
+def _barrier(repo: Repository, conf: dict[str, Any], deadline: float) -> None:
+    """Wait for the conf's ``barrier``, if any: ``count`` branches or publications whose
+    name holds ``match``."""
+    barrier: dict[str, Any] = conf.get("barrier") or {}
+    if barrier:
+        done = partial(_passed, repo, barrier["match"], barrier["count"])
+        _until(done, f"barrier {barrier}", deadline)
 
 
 def _exists(repo: Repository, path: str) -> bool:
@@ -130,15 +144,10 @@ def _write_delta(branch: str) -> None:
 
         native_write(f"graveler://{REPO}/{branch}/{DELTA_TABLE}", write, client=gv)
         deadline = time.monotonic() + BARRIER_TIMEOUT
-        barrier: dict[str, Any] = conf.get("barrier") or {}
-        while barrier and not _passed(repo, barrier["match"], barrier["count"]):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"barrier {barrier} not reached")
-            time.sleep(0.2)
-        while conf.get("after") and not _published(repo, conf["after"]):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"run {conf['after']} was never published")
-            time.sleep(0.2)
+        _barrier(repo, conf, deadline)
+        if conf.get("after"):
+            published = partial(_published, repo, conf["after"])
+            _until(published, f"publication of run {conf['after']}", deadline)
 
 
 def _published(repo: Repository, match: str) -> bool:
@@ -199,12 +208,7 @@ with DAG("e2e_iceberg", schedule=None, default_args=RETRIES, tags=["graveler-tes
                     table.append(rows)
                 else:
                     table.overwrite(rows)
-                deadline = time.monotonic() + BARRIER_TIMEOUT
-                barrier: dict[str, Any] = conf.get("barrier") or {}
-                while barrier and not _passed(repo, barrier["match"], barrier["count"]):
-                    if time.monotonic() > deadline:
-                        raise TimeoutError(f"barrier {barrier} not reached")
-                    time.sleep(0.2)
+                _barrier(repo, conf, time.monotonic() + BARRIER_TIMEOUT)
 
         write_table(iceberg_run.branch)
 
