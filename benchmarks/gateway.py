@@ -7,7 +7,9 @@ same calls against a moto server, in one run.
   and PUT >= 0.5x of direct;
 * 4 KiB objects: PUTs and GETs per second (targets 400 and 1,500 per worker), with one and
   two workers;
-* a LIST of 10,000 keys (ten pages of 1,000).
+* a LIST of 10,000 keys (ten pages of 1,000);
+* the cost of ``--verify-reads`` (the server hashes every streamed GET): 64 MiB GETs from a
+  server started with it, beside direct reads.
 
 Each figure is the median of its rounds. See :mod:`benchmarks.s3load` for the clients: boto3,
 presigned requests over kept-alive ``http.client`` connections, and curl on presigned URLs
@@ -61,6 +63,8 @@ def run(ctx: Context) -> dict[str, Any]:
         out["list"] = {gv.name: list_all(gv, "w1/"), "moto": list_all(moto, "w1/")}
     with graveler_endpoint(home, 2) as gv2:
         out["small"][gv2.name] = small_objects(gv2, "w2")
+    with graveler_endpoint(home, 1, "--verify-reads") as verifying:
+        out["verified"] = verified_gets(verifying, LocalObjectStore(str(home / "ns")))
     _print(out)
     return out
 
@@ -98,6 +102,27 @@ def big_objects(endpoint: Endpoint, store: LocalObjectStore | None = None) -> di
     if store is not None:
         for n in range(BIG_ROUNDS):
             store.delete(f"d/{n}")
+    return {name: statistics.median(values) for name, values in rows.items()}
+
+
+def verified_gets(endpoint: Endpoint, store: LocalObjectStore) -> dict[str, float]:
+    """MB/s of 64 MiB GETs (lean client, and curl when installed) from ``endpoint`` and of
+    direct reads of the same bytes, each round's object written just before (median of
+    :data:`BIG_ROUNDS`)."""
+    data = os.urandom(BIG)
+    client = endpoint.boto()
+    rows: dict[str, list[float]] = {"lean GET": [], "direct GET": []}
+    for n in range(BIG_ROUNDS):
+        key = f"main/verified/{n}"
+        client.put_object(Bucket=endpoint.bucket, Key=key, Body=data)
+        get = endpoint.presigned(client, "GET", [key])
+        rows["lean GET"].append(_mbps(partial(lean_load, endpoint, "GET", get, b"", 1)))
+        if CURL:
+            rows.setdefault("curl GET", []).append(_curl_get(endpoint, client, key))
+        store.put(f"v/{n}", data)
+        rows["direct GET"].append(_mbps(partial(store.get, f"v/{n}")))
+    for n in range(BIG_ROUNDS):
+        store.delete(f"v/{n}")
     return {name: statistics.median(values) for name, values in rows.items()}
 
 
@@ -181,6 +206,16 @@ def _print(out: dict[str, Any]) -> None:
             ]
             for op in ("lean PUT", "lean GET", "boto3 PUT", "boto3 GET", "curl PUT", "curl GET")
             if op in big[gv]
+        ],
+    )
+    verified = out["verified"]
+    table(
+        f"64 MiB GETs with --verify-reads, MB/s (median of {BIG_ROUNDS})",
+        ["client", "graveler", "direct store", "ratio"],
+        [
+            [op, verified[op], verified["direct GET"], verified[op] / verified["direct GET"]]
+            for op in ("lean GET", "curl GET")
+            if op in verified
         ],
     )
     small = out["small"]

@@ -92,8 +92,8 @@ def _stop(process: subprocess.Popen[Any]) -> None:
 
 
 @contextmanager
-def graveler_endpoint(home: Path, workers: int) -> Iterator[Endpoint]:
-    """``graveler serve --workers N`` over ``home`` (with repository ``lake``)."""
+def graveler_endpoint(home: Path, workers: int, *options: str) -> Iterator[Endpoint]:
+    """``graveler serve --workers N [OPTIONS]`` over ``home`` (with repository ``lake``)."""
     base = [*GRAVELER, "--home", str(home)]
     if not (home / "graveler.db").exists():
         subprocess.run(
@@ -107,7 +107,7 @@ def graveler_endpoint(home: Path, workers: int) -> Iterator[Endpoint]:
     key = json.loads(made.stdout)
     port = _free_port()
     process = subprocess.Popen(
-        [*base, "serve", "--port", str(port), "--workers", str(workers)],
+        [*base, "serve", "--port", str(port), "--workers", str(workers), *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -43,6 +43,7 @@ def serve(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
         domain=a.domain,
         namespace_root=a.namespace_root,
         ui_writes=not a.read_only_ui,
+        verify_reads=a.verify_reads,
         home=str(gv.home),
         database_url=gv.database_url,
     )

@@ -50,6 +50,12 @@ def serve_parser(sub: Any) -> None:
         action="store_true",
         help="the web UI offers no merge, revert or delete, even to signed-in keys",
     )
+    p.add_argument(
+        "--verify-reads",
+        action="store_true",
+        help="check the SHA-256 of every whole-object S3 GET on the server (costs about a "
+        "third of GET throughput; by default clients that ask for checksums check them)",
+    )
 
 
 def credentials_parser(sub: Any) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from graveler.client import Graveler
 from graveler.errors import AuthenticationFailed, CorruptFile, GravelerError, StorageError
-from graveler.gateway import buckets, listing, objects, uploads
+from graveler.gateway import buckets, listing, object_reads, objects, uploads
 from graveler.gateway.body import ClientGone, Receive
 from graveler.gateway.call import Call, Send
 from graveler.gateway.errors import S3Error, method_not_allowed, not_implemented
@@ -39,7 +39,8 @@ REPOSITORY_SECONDS = 5.0
 class Gateway:
     """The S3 API over ``client`` (see the module docstring). ``region`` is what the gateway
     reports as its location; ``domain`` enables virtual-host style addressing
-    (``REPO.DOMAIN``); ``namespace_root`` is where CreateBucket puts new repositories."""
+    (``REPO.DOMAIN``); ``namespace_root`` is where CreateBucket puts new repositories;
+    ``verify_reads``: streamed GETs are hashed on the server (see :mod:`.objects`)."""
 
     def __init__(
         self,
@@ -49,8 +50,10 @@ class Gateway:
         region: str = "us-east-1",
         domain: str | None = None,
         namespace_root: str | None = None,
+        verify_reads: bool = False,
     ) -> None:
         self.client = client
+        self.verify_reads = verify_reads
         self.auth = authenticator
         self.region = region
         self.domain = domain
@@ -68,6 +71,7 @@ class Gateway:
             call = Call(
                 request, receive, send, self.client, None, None, self.repository, self.region
             )
+            call.verify_reads = self.verify_reads
             self._authenticate(call)
             await self._route(call)(call)
         except ClientGone:
@@ -156,7 +160,7 @@ def _object_route(method: str, query: dict[str, str]) -> Handler:
             return uploads.list_parts
         if _UNSUPPORTED & query.keys():
             raise not_implemented(f"GET ?{sorted(_UNSUPPORTED & query.keys())[0]}")
-        return objects.get_object
+        return object_reads.get_object
     if method == "HEAD":
         return _head_object
     if method == "PUT":
@@ -176,7 +180,7 @@ def _object_route(method: str, query: dict[str, str]) -> Handler:
 
 
 async def _head_object(call: Call) -> None:
-    await objects.get_object(call, head=True)
+    await object_reads.get_object(call, head=True)
 
 
 _BUCKET_GETS: dict[str, Handler] = {

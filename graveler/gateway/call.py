@@ -35,6 +35,7 @@ class Call:
     verified: Verified | None
     repositories: Callable[[str], Repository]
     region: str = "us-east-1"
+    verify_reads: bool = False
     started: bool = field(default=False)
     bodies: list[Body] = field(default_factory=list)
 

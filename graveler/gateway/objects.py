@@ -1,4 +1,4 @@
-"""Object operations: GetObject, HeadObject, PutObject, CopyObject, DeleteObject.
+"""Object writes: PutObject, CopyObject, DeleteObject (reads are in :mod:`.object_reads`).
 
 Keys are ``REF/PATH``. Reads take any ref expression; writes and deletes need a branch
 (:func:`writable`): a tag, a commit or an expression answers MethodNotAllowed, a protected
@@ -13,25 +13,22 @@ import asyncio
 import collections
 import concurrent.futures
 import contextlib
-import hashlib
 import io
-from collections.abc import AsyncIterator, Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import BinaryIO
 from urllib.parse import unquote
 
 from graveler.branches import writable_branch
 from graveler.entry import ObjectEntry, etag_of
-from graveler.errors import BranchNotFound, CorruptFile, InvalidRef, ObjectNotFound, RefNotFound
+from graveler.errors import BranchNotFound, InvalidRef, ObjectNotFound, RefNotFound
 from graveler.gateway import conditions
 from graveler.gateway.body import Body
 from graveler.gateway.call import Call
-from graveler.gateway.errors import S3Error, method_not_allowed, no_such_key
+from graveler.gateway.errors import S3Error, method_not_allowed
+from graveler.gateway.object_reads import STREAM_PIECE, entry_at
 from graveler.gateway.request import S3Request
 from graveler.gateway.xml import document, element, timestamp
-from graveler.reads import open_unverified
 from graveler.refexpr import parse_ref
 from graveler.repository import Repository
 
@@ -39,162 +36,6 @@ from graveler.repository import Repository
 DEFAULT_CONTENT_TYPE = "binary/octet-stream"
 #: Bodies up to this size are read whole before one call into the engine.
 SMALL_BODY = 1 << 20
-#: Objects up to this size are read whole (with their stat) in one call.
-SMALL_OBJECT = 1 << 20
-STREAM_PIECE = 1 << 20
-_OVERRIDES = {
-    "response-content-type": "content-type",
-    "response-content-language": "content-language",
-    "response-expires": "expires",
-    "response-cache-control": "cache-control",
-    "response-content-disposition": "content-disposition",
-    "response-content-encoding": "content-encoding",
-}
-
-
-async def get_object(call: Call, *, head: bool = False) -> None:
-    repo = await call.repository()
-    request = call.request
-    if not request.path:
-        raise no_such_key(request.key or "")
-    found = await call.run(_prepare_read, call, repo, head)
-    entry, status, data, span = found
-    headers = object_headers(entry)
-    if status is not None:
-        await call.respond(status, b"", {k: headers[k] for k in ("ETag", "Last-Modified")})
-        return
-    headers.update(_overrides(call))
-    length = entry.size if span is None else span[1] - span[0] + 1
-    code = 200
-    if span is not None:
-        code = 206
-        headers["Content-Range"] = f"bytes {span[0]}-{span[1]}/{entry.size}"
-    content_type = headers.pop("content-type", entry.content_type)
-    if head:
-        await call.respond(code, b"", headers, content_type=content_type, length=length)
-    elif data is not None:
-        await call.respond(code, data, headers, content_type=content_type)
-    else:
-        await call.start(code, headers, content_type=content_type, length=length)
-        await call.stream(_read_pieces(call, repo, entry, span))
-
-
-def _prepare_read(
-    call: Call, repo: Repository, head: bool
-) -> tuple[ObjectEntry, int | None, bytes | None, tuple[int, int] | None]:
-    """The entry, a precondition's status (304), the bytes of a small object, the range."""
-    request = call.request
-    entry = _stat(repo, request.ref, request.path, request.key or "")
-    _check_part_number(request.query.get("partNumber"), entry)
-    status = conditions.check_read(request, entry)
-    if status is not None:
-        return entry, status, None, None
-    span = conditions.byte_range(request.header("range"), entry.size)
-    if head or entry.size > SMALL_OBJECT:
-        return entry, None, None, span
-    data = repo.read_entry(entry)
-    return entry, None, data if span is None else data[span[0] : span[1] + 1], span
-
-
-async def _read_pieces(
-    call: Call, repo: Repository, entry: ObjectEntry, span: tuple[int, int] | None
-) -> AsyncIterator[bytes]:
-    """The object's bytes (or ``span`` of them) in pieces. The next piece is read on a
-    worker thread while the current one is sent; a whole object's pieces are hashed on a
-    thread of their own at the same time, and its last piece is held back until size and
-    SHA-256 are the recorded ones (CorruptFile otherwise: the client never gets a complete
-    object that is not what was written)."""
-    stream: BinaryIO = await call.run(open_unverified, repo, entry)
-    loop = asyncio.get_running_loop()
-    check = None if span is not None else _Digest(entry)
-    try:
-        first, last = span if span is not None else (0, entry.size - 1)
-        if first:
-            await call.run(stream.seek, first)
-        left = last - first + 1
-        pending = loop.run_in_executor(None, stream.read, min(STREAM_PIECE, left))
-        while left > 0:
-            piece = await pending
-            if not piece:
-                raise CorruptFile(f"object {entry.path!r} ended {left} bytes early")
-            left -= len(piece)
-            if check is not None:
-                check.add(piece)
-            if left > 0:
-                pending = loop.run_in_executor(None, stream.read, min(STREAM_PIECE, left))
-            elif check is not None:
-                await loop.run_in_executor(None, check.verify)
-            yield piece
-    finally:
-        await call.run(stream.close)
-        if check is not None:
-            check.close()
-
-
-class _Digest:
-    """SHA-256 and size of pieces, hashed in order on a thread of their own."""
-
-    def __init__(self, entry: ObjectEntry) -> None:
-        self._entry = entry
-        self._hash = hashlib.sha256()
-        self._size = 0
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="graveler-get-hash")
-        self._last: Future[None] | None = None
-
-    def add(self, piece: bytes) -> None:
-        self._size += len(piece)
-        self._last = self._pool.submit(self._hash.update, piece)
-
-    def verify(self) -> None:
-        if self._last is not None:
-            self._last.result()
-        entry = self._entry
-        if self._size != entry.size or self._hash.hexdigest() != entry.checksum:
-            raise CorruptFile(
-                f"object {entry.path!r} ({entry.physical_address}) does not match its recorded "
-                "size and SHA-256: the stored object is damaged (run 'graveler fsck "
-                "--verify-objects')"
-            )
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _check_part_number(text: str | None, entry: ObjectEntry) -> None:
-    """``?partNumber=N`` reads part N of a multipart object. Part boundaries are not kept
-    once an upload is assembled, so only part 1 of an object sent in one piece (the whole
-    object) can be served."""
-    if text is None:
-        return
-    if text != "1":
-        raise S3Error("InvalidPartNumber", "the requested part number is not satisfiable", 416)
-    if "-" in etag_of(entry) and not etag_of(entry).endswith("-1"):
-        raise S3Error("NotImplemented", "reading one part of an object assembled from parts", 501)
-
-
-def object_headers(entry: ObjectEntry) -> dict[str, str]:
-    headers = {
-        "ETag": conditions.quoted(entry),
-        "Last-Modified": conditions.http_date(entry.mtime),
-        "Accept-Ranges": "bytes",
-    }
-    for name, value in entry.metadata.items():
-        if name and name.isascii() and " " not in name and ":" not in name:
-            headers[f"x-amz-meta-{name.lower()}"] = value
-    return headers
-
-
-def _overrides(call: Call) -> dict[str, str]:
-    return {
-        header: call.request.query[q] for q, header in _OVERRIDES.items() if q in call.request.query
-    }
-
-
-def _stat(repo: Repository, ref: str, path: str, key: str) -> ObjectEntry:
-    try:
-        return repo.stat(ref, path)
-    except (ObjectNotFound, RefNotFound, InvalidRef):
-        raise no_such_key(key) from None
 
 
 async def put_object(call: Call) -> None:
@@ -281,7 +122,7 @@ async def copy_object(call: Call) -> None:
     await call.run(writable, repo, request.ref)
     source_repo, source_ref, source_path = await copy_source(call)
     entry = await call.run(
-        _stat, source_repo, source_ref, source_path, f"{source_ref}/{source_path}"
+        entry_at, source_repo, source_ref, source_path, f"{source_ref}/{source_path}"
     )
     conditions.check_read(request, entry, prefix="x-amz-copy-source-if-")
     replace_metadata = (request.header("x-amz-metadata-directive") or "COPY").upper() == "REPLACE"

@@ -58,6 +58,7 @@ def create_server_app(client: Graveler, config: ServerConfig) -> ASGIApp:
         region=config.region,
         domain=config.domain,
         namespace_root=config.namespace_root,
+        verify_reads=config.verify_reads,
     )
     ui = signed_in_ui(client, auth, config)
     iceberg = _iceberg(client, auth)

@@ -17,7 +17,10 @@ class ServerConfig:
     ``region``: the S3 region the gateway reports; ``domain``: enables virtual-host style
     S3 addressing (``REPO.DOMAIN``); ``namespace_root``: where S3 CreateBucket puts new
     repositories (default: the home's data directory); ``ui_writes``: the web UI offers
-    merge, revert and delete to signed-in keys that may write."""
+    merge, revert and delete to signed-in keys that may write; ``verify_reads``: the gateway
+    hashes every streamed whole-object GET and breaks it off before its last byte when the
+    bytes are not the recorded SHA-256 (default: clients that ask for checksums get the
+    SHA-256 to check themselves, as S3 does)."""
 
     host: str = "127.0.0.1"
     port: int = 8000
@@ -26,6 +29,7 @@ class ServerConfig:
     domain: str | None = None
     namespace_root: str | None = None
     ui_writes: bool = True
+    verify_reads: bool = False
     home: str | None = None
     database_url: str | None = None
 

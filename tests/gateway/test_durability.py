@@ -1,7 +1,8 @@
 """What the gateway promises when things go wrong: a client that goes away mid-upload stages
 nothing; a multipart upload survives ``kill -9`` of the worker that took its parts; a 2 GiB
 PUT streams through a worker that stays small; of concurrent put-if-absent writers exactly
-one wins, across worker processes on PostgreSQL."""
+one wins, across worker processes on PostgreSQL; a damaged object is caught by the client's
+checksum, or by the server with ``--verify-reads``."""
 
 from __future__ import annotations
 
@@ -191,24 +192,52 @@ def test_a_2_gib_put_streams_through_a_small_worker(tmp_path: Path):
         assert head["ContentLength"] == size
 
 
-def test_a_damaged_object_is_never_served_whole(gateway: Gateway, engine: Graveler, branch: str):
-    from botocore.exceptions import BotoCoreError, ClientError
+def _damage(home: Path, engine: Graveler, branch: str, path: str) -> None:
+    """Flip one byte of the stored object behind ``path``, 1 MiB in."""
+    entry = engine.repository("lake").stat(branch, path)
+    stored = home.parent / "ns" / entry.physical_address
+    raw = bytearray(stored.read_bytes())
+    raw[MIB + 5] ^= 0xFF
+    stored.write_bytes(bytes(raw))
+
+
+def test_clients_that_ask_for_checksums_catch_a_damaged_object(
+    gateway: Gateway, engine: Graveler, branch: str
+):
+    """boto3 asks for checksums by default: the SHA-256 the gateway returns lets it refuse
+    a damaged object itself, end to end (the server streams without hashing)."""
+    from botocore.exceptions import FlexibleChecksumError
 
     body = os.urandom(3 * MIB)
     client = gateway.client()
     client.put_object(Bucket="lake", Key=f"{branch}/damaged.bin", Body=body)
-    entry = engine.repository("lake").stat(branch, "damaged.bin")
-    path = gateway.server.home.parent / "ns" / entry.physical_address
     assert client.get_object(Bucket="lake", Key=f"{branch}/damaged.bin")["Body"].read() == body
-    raw = bytearray(path.read_bytes())
-    raw[MIB + 5] ^= 0xFF
-    path.write_bytes(bytes(raw))
-    with pytest.raises((BotoCoreError, ClientError)):
-        got = client.get_object(Bucket="lake", Key=f"{branch}/damaged.bin")["Body"].read()
-        assert len(got) < len(body)  # never reached: the body breaks off
-        raise AssertionError("a damaged object was served whole")
-    part = client.get_object(Bucket="lake", Key=f"{branch}/damaged.bin", Range="bytes=0-99")
-    assert part["Body"].read() == body[:100]  # ranges are served as stored
+    _damage(gateway.server.home, engine, branch, "damaged.bin")
+    with pytest.raises(FlexibleChecksumError):
+        client.get_object(Bucket="lake", Key=f"{branch}/damaged.bin")["Body"].read()
+
+
+def test_verify_reads_never_serves_a_damaged_object_whole(tmp_path: Path):
+    """With ``--verify-reads`` the server hashes what it streams: a client that does not ask
+    for checksums gets a broken-off answer, never the damaged object whole."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    home = tmp_path / "home"
+    with Served(home, None, "--verify-reads") as server:
+        server.repository("lake", (tmp_path / "ns").as_uri())
+        config = Config(retries={"max_attempts": 1}, response_checksum_validation="when_required")
+        client = boto3.client("s3", endpoint_url=server.url, config=config, **server.key().boto)
+        body = os.urandom(3 * MIB)
+        client.put_object(Bucket="lake", Key="main/damaged.bin", Body=body)
+        assert client.get_object(Bucket="lake", Key="main/damaged.bin")["Body"].read() == body
+        with Graveler(home) as engine:
+            _damage(home, engine, "main", "damaged.bin")
+        with pytest.raises((BotoCoreError, ClientError)):
+            got = client.get_object(Bucket="lake", Key="main/damaged.bin")["Body"].read()
+            assert len(got) < len(body)  # never reached: the body breaks off
+            raise AssertionError("a damaged object was served whole")
+        part = client.get_object(Bucket="lake", Key="main/damaged.bin", Range="bytes=0-99")
+        assert part["Body"].read() == body[:100]  # ranges are served as stored
 
 
 def test_two_replicas_on_one_database_serve_the_same_repositories(

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from graveler.client import Graveler
-from graveler.gateway.objects import STREAM_PIECE
-from tests.gateway.conftest import Twin, outcome
+from graveler.gateway.object_reads import STREAM_PIECE
+from tests.gateway.conftest import Gateway, Twin, outcome
 
 BODY = b"0123456789abcdefghij"
 
@@ -166,6 +168,33 @@ def test_trailing_checksums(twin: Twin, algorithm: str):
     assert got[0] == got[1] and got[0][0] == "ok"
     back = _on_both(twin, lambda c, b: _get(c, b, twin.key(f"ck-{algorithm}")))
     assert back[0][1]["body"] == body == back[1][1]["body"]
+
+
+def test_checksum_mode_returns_the_sha256_as_s3_does(twin: Twin, gateway: Gateway):
+    """A whole-object GET or HEAD with ``ChecksumMode=ENABLED`` gets the object's SHA-256
+    (base64) as S3 gives it for an object uploaded with that algorithm; a ranged GET gets
+    none (it is not the whole object's), nor does a call that does not ask."""
+    body = os.urandom(3 * STREAM_PIECE)  # streamed, not read whole
+    _put(twin, "sum.bin", body, ChecksumAlgorithm="SHA256")
+    want = base64.b64encode(hashlib.sha256(body).digest()).decode()
+    for client, bucket in twin.both():
+        key = twin.key("sum.bin")
+        got = client.get_object(Bucket=bucket, Key=key, ChecksumMode="ENABLED")
+        assert got["ChecksumSHA256"] == want and got["Body"].read() == body
+        head = client.head_object(Bucket=bucket, Key=key, ChecksumMode="ENABLED")
+        assert head["ChecksumSHA256"] == want
+        part = client.get_object(Bucket=bucket, Key=key, ChecksumMode="ENABLED", Range="bytes=0-9")
+        assert "ChecksumSHA256" not in part and part["Body"].read() == body[:10]
+    assert "x-amz-checksum-sha256" not in _raw_get(gateway, twin.key("sum.bin"))
+
+
+def _raw_get(gateway: Gateway, key: str) -> dict[str, str]:
+    """The headers of a presigned GET sent without ``x-amz-checksum-mode``."""
+    client = gateway.client(signature_version="s3v4")
+    url = client.generate_presigned_url("get_object", Params={"Bucket": "lake", "Key": key})
+    with urllib.request.urlopen(url) as answer:
+        answer.read()
+        return {k.lower(): v for k, v in answer.headers.items()}
 
 
 def test_copy_agrees_and_shares_bytes(twin: Twin, engine: Graveler):
