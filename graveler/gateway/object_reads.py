@@ -75,8 +75,15 @@ def _wants_checksum(request: S3Request) -> bool:
 
 
 def checksum_headers(entry: ObjectEntry) -> dict[str, str]:
-    """S3's checksum headers for the whole object: its SHA-256, base64 as S3 sends it."""
-    digest = base64.b64encode(bytes.fromhex(entry.checksum)).decode()
+    """S3's checksum headers for the whole object: its SHA-256, base64 as S3 sends it
+    (none for an entry whose recorded checksum is not a SHA-256)."""
+    try:
+        raw = bytes.fromhex(entry.checksum)
+    except ValueError:
+        return {}
+    if len(raw) != 32:
+        return {}
+    digest = base64.b64encode(raw).decode()
     return {"x-amz-checksum-sha256": digest, "x-amz-checksum-type": "FULL_OBJECT"}
 
 

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from graveler.client import Graveler
-from graveler.gateway.object_reads import STREAM_PIECE
+from graveler.entry import ObjectEntry
+from graveler.gateway.object_reads import STREAM_PIECE, checksum_headers
 from tests.gateway.conftest import Gateway, Twin, outcome
 
 BODY = b"0123456789abcdefghij"
@@ -186,6 +187,15 @@ def test_checksum_mode_returns_the_sha256_as_s3_does(twin: Twin, gateway: Gatewa
         part = client.get_object(Bucket=bucket, Key=key, ChecksumMode="ENABLED", Range="bytes=0-9")
         assert "ChecksumSHA256" not in part and part["Body"].read() == body[:10]
     assert "x-amz-checksum-sha256" not in _raw_get(gateway, twin.key("sum.bin"))
+
+
+@pytest.mark.parametrize("recorded", ["", "abc", "zz" * 32, "ab" * 20])
+def test_no_checksum_header_for_an_entry_without_a_sha256(recorded: str):
+    entry = ObjectEntry("k", "data/x", 1, recorded, datetime.now(UTC))
+    assert checksum_headers(entry) == {}
+    sound = ObjectEntry("k", "data/x", 1, hashlib.sha256(b"x").hexdigest(), datetime.now(UTC))
+    want = base64.b64encode(hashlib.sha256(b"x").digest()).decode()
+    assert checksum_headers(sound)["x-amz-checksum-sha256"] == want
 
 
 def _raw_get(gateway: Gateway, key: str) -> dict[str, str]:
