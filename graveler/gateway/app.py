@@ -158,6 +158,8 @@ def _object_route(method: str, query: dict[str, str]) -> Handler:
     if method == "GET":
         if "uploadId" in query:
             return uploads.list_parts
+        if "attributes" in query:
+            return object_reads.get_object_attributes
         if _UNSUPPORTED & query.keys():
             raise not_implemented(f"GET ?{sorted(_UNSUPPORTED & query.keys())[0]}")
         return object_reads.get_object

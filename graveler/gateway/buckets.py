@@ -10,7 +10,7 @@ repository is deleted with ``graveler repo delete``). DeleteObjects deletes a ba
 from __future__ import annotations
 
 from graveler.client import Graveler
-from graveler.errors import AlreadyExists
+from graveler.errors import AlreadyExists, InvalidName
 from graveler.gateway.call import Call
 from graveler.gateway.errors import S3Error, from_graveler, not_implemented
 from graveler.gateway.listing import buckets_document
@@ -67,6 +67,8 @@ async def create_bucket(call: Call, namespace_root: str | None) -> None:
         raise S3Error(
             "BucketAlreadyOwnedByYou", f"repository {name!r} already exists", 409
         ) from None
+    except InvalidName as exc:
+        raise S3Error("InvalidBucketName", str(exc), 400) from None
     await call.respond(200, b"", {"Location": f"/{name}"})
 
 
@@ -78,6 +80,9 @@ def _root(client: Graveler, root: str | None) -> str:
 
 
 async def delete_bucket(call: Call) -> None:
+    """DeleteBucket is not offered (repositories are deleted with ``graveler repo delete``);
+    a bucket that does not exist is NoSuchBucket first, as on S3."""
+    await call.repository(write=True)
     raise not_implemented("DeleteBucket (delete a repository with 'graveler repo delete')")
 
 

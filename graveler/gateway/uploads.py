@@ -3,6 +3,7 @@ upload part copy), complete, abort, list parts and list uploads."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -75,7 +76,7 @@ async def _upload_part_copy(
     source_repo, ref, path = await copy_source(call)
     entry = await call.run(source_repo.stat, ref, path)
     conditions.check_read(call.request, entry, prefix="x-amz-copy-source-if-")
-    span = conditions.byte_range(call.request.header("x-amz-copy-source-range"), entry.size)
+    span = copy_source_range(call.request.header("x-amz-copy-source-range"), entry.size)
 
     def copy() -> UploadedPart:
         with source_repo.open_entry(entry) as stream:
@@ -92,6 +93,32 @@ async def _upload_part_copy(
         [element("LastModified", timestamp(part.created)), element("ETag", f'"{part.md5}"')],
     )
     await call.xml(result)
+
+
+_COPY_RANGE = re.compile(r"bytes=(\d+)-(\d+)")
+
+
+def copy_source_range(text: str | None, size: int) -> tuple[int, int] | None:
+    """The ``(first, last)`` bytes of ``x-amz-copy-source-range``: stricter than a GET's
+    Range, as S3 is. Anything but ``bytes=FIRST-LAST`` is InvalidArgument; a range that is
+    not inside the source object is InvalidRange."""
+    if text is None:
+        return None
+    found = _COPY_RANGE.fullmatch(text.strip())
+    if found is None:
+        raise S3Error(
+            "InvalidArgument",
+            f"x-amz-copy-source-range must be bytes=FIRST-LAST, not {text!r}",
+            400,
+        )
+    first, last = int(found[1]), int(found[2])
+    if first > last or last >= size:
+        raise S3Error(
+            "InvalidRange",
+            f"the range {first}-{last} is not inside the {size}-byte source object",
+            416,
+        )
+    return first, last
 
 
 def _limited(stream: BinaryIO, length: int) -> Iterator[bytes]:

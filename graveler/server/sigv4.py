@@ -56,9 +56,19 @@ class Request:
     headers: Sequence[tuple[bytes, bytes]]
 
     def header(self, name: str) -> str | None:
+        """The header's values joined with commas. Bytes are read as UTF-8 (what botocore
+        sends and signs for a non-ASCII value), else as latin-1 (what http.client sends)."""
         key = name.encode()
-        values = [v.decode("latin-1") for k, v in self.headers if k == key]
+        values = [header_text(v) for k, v in self.headers if k == key]
         return ",".join(values) if values else None
+
+
+def header_text(value: bytes) -> str:
+    """A header value's text: UTF-8 when it decodes as such, else latin-1."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
 
 
 @dataclass(frozen=True)

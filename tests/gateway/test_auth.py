@@ -186,6 +186,20 @@ def test_create_bucket_needs_an_admin_key(gateway: Gateway, engine: Graveler, tm
         engine.repository("outside")
 
 
+def test_bucket_names_and_deletes_answer_as_s3(gateway: Gateway):
+    """A name S3 would refuse is InvalidBucketName; DeleteBucket of a bucket that does not
+    exist is NoSuchBucket (of one that does, NotImplemented: repositories are deleted with
+    the CLI)."""
+    admin = gateway.client(gateway.admin)
+    for bad in ("ab", "-leading-hyphen", "x" * 64):
+        assert outcome(lambda b=bad: admin.create_bucket(Bucket=b))[1] == (
+            "InvalidBucketName",
+            400,
+        ), bad
+    assert outcome(lambda: admin.delete_bucket(Bucket="no-such-repo"))[1] == ("NoSuchBucket", 404)
+    assert outcome(lambda: admin.delete_bucket(Bucket="lake"))[1] == ("NotImplemented", 501)
+
+
 def test_writes_go_to_branches_only(gateway: Gateway, engine: Graveler, branch: str):
     repo = engine.repository("lake")
     client = gateway.client()

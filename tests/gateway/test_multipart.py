@@ -8,6 +8,8 @@ import hashlib
 import os
 from typing import Any
 
+import pytest
+
 from graveler.client import Graveler
 from graveler.multipart import UPLOADS_PREFIX
 from tests.gateway.conftest import Twin, outcome
@@ -51,6 +53,11 @@ def test_complete_agrees(twin: Twin):
     digests = b"".join(hashlib.md5(p).digest() for p in PARTS)
     assert results[0][1] == f'"{hashlib.md5(digests).hexdigest()}-3"'
     assert results[0][2] == b"".join(PARTS)
+    # S3 gives an assembled object's part count in GetObjectAttributes; moto leaves it out.
+    attrs = twin.gv.get_object_attributes(
+        Bucket=twin.gv_bucket, Key=key, ObjectAttributes=["ObjectParts"]
+    )
+    assert attrs["ObjectParts"]["TotalPartsCount"] == len(PARTS)
 
 
 def _complete(client: Any, bucket: str, key: str, upload: str, parts: list[dict[str, Any]]) -> Any:
@@ -187,3 +194,43 @@ def test_part_of_another_key_is_refused(twin: Twin):
         )
     )
     assert wrong == ("error", ("NoSuchUpload", 404))
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["0-2", "bytes=0", "bytes=hello-world", "bytes=0-bar", "bytes=hello-", "bytes=0-2,3-5"],
+)
+def test_malformed_copy_source_ranges_are_refused(twin: Twin, spec: str):
+    """x-amz-copy-source-range is stricter than a GET's Range: only bytes=FIRST-LAST."""
+    client, bucket = twin.gv, twin.gv_bucket
+    client.put_object(Bucket=bucket, Key=twin.key("five"), Body=b"12345")
+    upload = _start(client, bucket, twin.key("dest"))
+    got = outcome(
+        lambda: client.upload_part_copy(
+            Bucket=bucket,
+            Key=twin.key("dest"),
+            UploadId=upload,
+            PartNumber=1,
+            CopySource={"Bucket": bucket, "Key": twin.key("five")},
+            CopySourceRange=spec,
+        )
+    )
+    assert got == ("error", ("InvalidArgument", 400))
+
+
+@pytest.mark.parametrize("spec", ["bytes=0-21", "bytes=5-5", "bytes=3-2"])
+def test_copy_source_ranges_outside_the_object_are_refused(twin: Twin, spec: str):
+    client, bucket = twin.gv, twin.gv_bucket
+    client.put_object(Bucket=bucket, Key=twin.key("five"), Body=b"12345")
+    upload = _start(client, bucket, twin.key("dest"))
+    got = outcome(
+        lambda: client.upload_part_copy(
+            Bucket=bucket,
+            Key=twin.key("dest"),
+            UploadId=upload,
+            PartNumber=1,
+            CopySource={"Bucket": bucket, "Key": twin.key("five")},
+            CopySourceRange=spec,
+        )
+    )
+    assert got == ("error", ("InvalidRange", 416))
