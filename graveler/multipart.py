@@ -237,8 +237,9 @@ def _chosen_parts(
 def _assemble(
     repo: RepoContext, upload: MultipartUpload, parts: Sequence[UploadedPart]
 ) -> ObjectEntry:
-    """The parts concatenated into a new durable object, described by its entry."""
-    address = new_physical_address()
+    """The parts concatenated into a new durable object, described by its entry. Its key
+    ends with the upload's ID (:func:`assembled_by`)."""
+    address = f"{new_physical_address()}-{upload.upload_id}"
     with repo.store.open_writer(address, fresh=True) as writer:
         for part in parts:
             with repo.store.open(part.physical_address) as source:
@@ -257,6 +258,12 @@ def _assemble(
         metadata=dict(upload.metadata),
         etag=etag,
     )
+
+
+def assembled_by(entry: ObjectEntry, upload_id: str) -> bool:
+    """Whether ``entry`` is the object that completing upload ``upload_id`` made (so a
+    retried completion, whose first answer was lost, can be answered as the first was)."""
+    return entry.physical_address.endswith(f"-{upload_id}")
 
 
 def _restore(

@@ -7,14 +7,17 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from graveler.entry import ObjectEntry
+from graveler.errors import InvalidRef, ObjectNotFound, RefNotFound, UploadNotFound
 from graveler.gateway import conditions
 from graveler.gateway.call import Call
 from graveler.gateway.errors import S3Error
 from graveler.gateway.listing import OWNER
 from graveler.gateway.objects import SMALL_BODY, _BodyReader, content_type_of, copy_source, writable
+from graveler.gateway.request import S3Request
 from graveler.gateway.xml import document, element, group, parse, text_of, timestamp
 from graveler.model import MultipartUpload, UploadedPart
-from graveler.multipart import Multipart
+from graveler.multipart import Multipart, assembled_by
 from graveler.repository import Repository
 
 MAX_PARTS_LISTED = 1000
@@ -132,14 +135,29 @@ def _limited(stream: BinaryIO, length: int) -> Iterator[bytes]:
 
 
 async def complete_upload(call: Call) -> None:
+    """CompleteMultipartUpload. A retry of a completion that succeeded (its answer lost on
+    the way) gets the same answer while the key still holds the object it made, as S3
+    answers; otherwise a finished upload is NoSuchUpload."""
     repo = await call.repository(write=True)
-    multipart, upload = await _upload_of(call, repo)
+    try:
+        multipart, upload = await _upload_of(call, repo)
+    except UploadNotFound:
+        done = await call.run(_completed_before, repo, call.request)
+        if done is None:
+            raise
+        await call.body().read_all(1 << 20)
+        await _completed(call, done)
+        return
     root = parse(await call.body().read_all(1 << 20))
     listed = []
     for node in root.findall("Part"):
         number = _part_number(text_of(node, "PartNumber", "") or "")
         listed.append((number, text_of(node, "ETag", "") or ""))
     entry = await call.run(multipart.complete, upload.upload_id, listed)
+    await _completed(call, entry)
+
+
+async def _completed(call: Call, entry: ObjectEntry) -> None:
     fields = {
         "Location": f"/{call.request.bucket}/{call.request.key}",
         "Bucket": call.request.bucket,
@@ -149,6 +167,15 @@ async def complete_upload(call: Call) -> None:
     await call.xml(
         document("CompleteMultipartUploadResult", [element(k, v) for k, v in fields.items()])
     )
+
+
+def _completed_before(repo: Repository, request: S3Request) -> ObjectEntry | None:
+    """The object at the request's key if the request's upload made it, else None."""
+    try:
+        entry = repo.stat(request.ref, request.path)
+    except (ObjectNotFound, RefNotFound, InvalidRef):
+        return None
+    return entry if assembled_by(entry, request.query["uploadId"]) else None
 
 
 async def abort_upload(call: Call) -> None:

@@ -234,3 +234,26 @@ def test_copy_source_ranges_outside_the_object_are_refused(twin: Twin, spec: str
         )
     )
     assert got == ("error", ("InvalidRange", 416))
+
+
+def test_a_retried_completion_gets_the_first_answer(twin: Twin):
+    """A CompleteMultipartUpload whose answer was lost is retried by SDKs: S3 answers the
+    retry as it answered the first while the key holds the object. Once the key holds
+    something else, the finished upload is NoSuchUpload."""
+    key = twin.key("retried.bin")
+    answers = []
+    for client, bucket in twin.both():
+        upload = _start(client, bucket, key)
+        done = _upload(client, bucket, key, upload, PARTS)
+        first = _complete(client, bucket, key, upload, done)
+        again = _complete(client, bucket, key, upload, done)
+        client.put_object(Bucket=bucket, Key=key, Body=b"replaced")
+        later = outcome(
+            lambda c=client, b=bucket, u=upload: c.complete_multipart_upload(
+                Bucket=b, Key=key, UploadId=u, MultipartUpload={"Parts": done}
+            )
+        )
+        answers.append((first["ETag"], again["ETag"], later))
+    assert answers[0][:2] == answers[1][:2] and answers[0][0] == answers[0][1]
+    assert answers[0][2] == ("error", ("NoSuchUpload", 404))
+    assert answers[1][2] == ("error", ("500", 500))  # MOTO_DEVIATES: an internal error
