@@ -48,6 +48,7 @@ async def list_objects(call: Call) -> None:
     repo = await call.repository()
     page = await call.run(list_page, repo, prefix, delimiter, after, max_keys)
     encode = query.get("encoding-type") == "url"
+    owner = not v2 or query.get("fetch-owner") == "true"  # as S3: V2 only when asked
     if v2:
         body = _v2(call, page, v2_fields(query, page, encode))
     else:
@@ -55,7 +56,7 @@ async def list_objects(call: Call) -> None:
     await call.xml(
         document(
             "ListBucketResult",
-            _head(call, prefix, delimiter, encode) + body + _contents(page, encode),
+            _head(call, prefix, delimiter, encode) + body + _contents(page, encode, owner),
         )
     )
 
@@ -138,17 +139,19 @@ def _v1(call: Call, page: Page, max_keys: int, encode: bool) -> list[str]:
     return parts
 
 
-def _contents(page: Page, encode: bool) -> list[str]:
+def _contents(page: Page, encode: bool, owner: bool) -> list[str]:
+    owned = [group("Owner", OWNER)] if owner else []
     parts = [
         group(
             "Contents",
-            {
-                "Key": _enc(o.path, encode),
-                "LastModified": timestamp(o.mtime),
-                "ETag": f'"{etag_of(o)}"',
-                "Size": o.size,
-                "StorageClass": "STANDARD",
-            },
+            [
+                element("Key", _enc(o.path, encode)),
+                element("LastModified", timestamp(o.mtime)),
+                element("ETag", f'"{etag_of(o)}"'),
+                element("Size", o.size),
+                *owned,
+                element("StorageClass", "STANDARD"),
+            ],
         )
         for o in page.objects
     ]

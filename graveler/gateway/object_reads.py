@@ -56,6 +56,8 @@ async def get_object(call: Call, *, head: bool = False) -> None:
     headers.update(_overrides(call))
     if span is None and _wants_checksum(request):
         headers.update(checksum_headers(entry))
+    if "partNumber" in request.query and (parts := parts_count(entry)) is not None:
+        headers["x-amz-mp-parts-count"] = str(parts)
     length = entry.size if span is None else span[1] - span[0] + 1
     code = 200
     if span is not None:
@@ -113,12 +115,16 @@ def _checksum_element(entry: ObjectEntry) -> str:
     )
 
 
+def parts_count(entry: ObjectEntry) -> int | None:
+    """How many parts the object was assembled from (None: it was sent whole)."""
+    _, dash, count = etag_of(entry).rpartition("-")
+    return int(count) if dash and count.isdigit() else None
+
+
 def _parts_element(entry: ObjectEntry) -> str:
     """ObjectParts of an object assembled from parts (none for one sent whole, as S3)."""
-    _, dash, count = etag_of(entry).rpartition("-")
-    if not dash or not count.isdigit():
-        return ""
-    return group("ObjectParts", {"PartsCount": int(count)})
+    count = parts_count(entry)
+    return "" if count is None else group("ObjectParts", {"PartsCount": count})
 
 
 def _wants_checksum(request: S3Request) -> bool:

@@ -156,3 +156,21 @@ def test_list_at_tags_and_commits(filled: Twin, engine: Any):
         assert got == b"x"
     before = outcome(lambda: filled.gv.get_object(Bucket="lake", Key=f"{filled.branch}~1/a/1"))
     assert before == ("error", ("NoSuchKey", 404))  # the commit before the objects were added
+
+
+def test_owners_are_listed_as_s3_lists_them(filled: Twin):
+    """ListObjects (V1) names each object's owner; V2 only with FetchOwner, as on S3."""
+    seen = []
+    for client, bucket in filled.both():
+        prefix = filled.key("")
+        v1 = client.list_objects(Bucket=bucket, Prefix=prefix)["Contents"]
+        v2 = client.list_objects_v2(Bucket=bucket, Prefix=prefix)["Contents"]
+        fetched = client.list_objects_v2(Bucket=bucket, Prefix=prefix, FetchOwner=True)
+        seen.append(
+            (
+                all("Owner" in o for o in v1),
+                any("Owner" in o for o in v2),
+                all("Owner" in o for o in fetched["Contents"]),
+            )
+        )
+    assert seen[0] == seen[1] == (True, False, True)

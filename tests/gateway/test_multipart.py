@@ -257,3 +257,19 @@ def test_a_retried_completion_gets_the_first_answer(twin: Twin):
     assert answers[0][:2] == answers[1][:2] and answers[0][0] == answers[0][1]
     assert answers[0][2] == ("error", ("NoSuchUpload", 404))
     assert answers[1][2] == ("error", ("500", 500))  # MOTO_DEVIATES: an internal error
+
+
+def test_part_one_of_a_one_part_upload_agrees(twin: Twin):
+    """HEAD and GET with PartNumber=1 of an object assembled from one part: the whole
+    object, with its part count (x-amz-mp-parts-count), as S3 answers."""
+    key = twin.key("one-part.bin")
+    seen = []
+    for client, bucket in twin.both():
+        upload = _start(client, bucket, key)
+        done = _upload(client, bucket, key, upload, [PARTS[0]])
+        _complete(client, bucket, key, upload, done)
+        head = client.head_object(Bucket=bucket, Key=key, PartNumber=1)
+        got = client.get_object(Bucket=bucket, Key=key, PartNumber=1)
+        seen.append((head.get("PartsCount"), got.get("PartsCount"), got["Body"].read() == PARTS[0]))
+    assert seen[0] == (1, 1, True)
+    assert seen[1] == (1, None, True)  # MOTO_DEVIATES: no part count on a GET
