@@ -23,7 +23,7 @@ from graveler.errors import CorruptFile, InvalidRef, ObjectNotFound, RefNotFound
 from graveler.gateway import conditions
 from graveler.gateway.call import Call
 from graveler.gateway.errors import S3Error, no_such_key
-from graveler.gateway.request import S3Request
+from graveler.gateway.request import SYSTEM_HEADERS, SYSTEM_PREFIX, S3Request
 from graveler.gateway.xml import document, element, group
 from graveler.reads import open_unverified
 from graveler.repository import Repository
@@ -245,7 +245,9 @@ def object_headers(entry: ObjectEntry) -> dict[str, str]:
         "Accept-Ranges": "bytes",
     }
     for name, value in entry.metadata.items():
-        if name and name.isascii() and " " not in name and ":" not in name:
+        if name.startswith(SYSTEM_PREFIX) and name[len(SYSTEM_PREFIX) :] in SYSTEM_HEADERS:
+            headers[name[len(SYSTEM_PREFIX) :]] = value
+        elif name and name.isascii() and " " not in name and ":" not in name:
             headers[f"x-amz-meta-{name.lower()}"] = value
     return headers
 

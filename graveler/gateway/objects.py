@@ -59,7 +59,7 @@ async def store_and_stage(call: Call, repo: Repository, body: Body) -> ObjectEnt
     request = call.request
     options = {
         "content_type": content_type_of(request),
-        "metadata": request.user_metadata(),
+        "metadata": request.stored_metadata(),
         "condition": conditions.write_condition(request),
         "verify": lambda e: body.check(e.etag, e.checksum),
     }
@@ -174,7 +174,7 @@ def _copied_entry(call: Call, entry: ObjectEntry, replace_metadata: bool) -> Obj
         path=request.path,
         mtime=now,
         content_type=content_type_of(request),
-        metadata=request.user_metadata(),
+        metadata=request.stored_metadata(),
         etag=etag_of(entry),
     )
 

@@ -47,6 +47,24 @@ class S3Request:
         values = [v.decode("latin-1") for k, v in self.headers if k == key]
         return ",".join(values) if values else None
 
+    def stored_metadata(self) -> dict[str, str]:
+        """What an object written by this request keeps besides its bytes and content type:
+        its user metadata (:meth:`user_metadata`) and S3's other system headers
+        (:data:`SYSTEM_HEADERS`, under ``s3:NAME``; ``aws-chunked``, a transfer encoding,
+        is not kept as a content encoding)."""
+        found = self.user_metadata()
+        for name in SYSTEM_HEADERS:
+            raw = [v for k, v in self.headers if k == name.encode()]
+            if not raw:
+                continue
+            value = ",".join(_text(v) for v in raw)
+            if name == "content-encoding":
+                codings = [c.strip() for c in value.split(",")]
+                value = ",".join(c for c in codings if c and c.lower() != "aws-chunked")
+            if value:
+                found[SYSTEM_PREFIX + name] = value
+        return found
+
     def user_metadata(self) -> dict[str, str]:
         """``x-amz-meta-*`` headers as metadata (names lower-case, prefix removed; values
         decoded as UTF-8 where they are, as S3 keeps what was sent)."""
@@ -94,6 +112,19 @@ def _address(path: str, host: str, domain: str | None) -> tuple[str | None, str 
         return None, None
     bucket, _, key = stripped.partition("/")
     return bucket, key or None
+
+
+#: Headers S3 keeps with an object and answers reads with (besides Content-Type).
+SYSTEM_HEADERS = (
+    "cache-control",
+    "content-disposition",
+    "content-encoding",
+    "content-language",
+    "expires",
+)
+#: Where they live in an entry's metadata (``s3:cache-control``); no ``x-amz-meta-*`` name
+#: can hold a colon, so user metadata never collides with them.
+SYSTEM_PREFIX = "s3:"
 
 
 def _text(value: bytes) -> str:

@@ -34,7 +34,7 @@ async def create_upload(call: Call) -> None:
         request.ref,
         request.path,
         content_type=content_type_of(request),
-        metadata=request.user_metadata(),
+        metadata=request.stored_metadata(),
         initiator=request.caller,
     )
     fields = {"Bucket": request.bucket, "Key": request.key, "UploadId": upload.upload_id}

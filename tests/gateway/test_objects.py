@@ -229,6 +229,80 @@ def test_object_attributes_agree(twin: Twin):
     assert missing[0] == missing[1] == ("error", ("NoSuchKey", 404))
 
 
+SYSTEM = {
+    "CacheControl": "max-age=3600",
+    "ContentDisposition": 'attachment; filename="report.csv"',
+    "ContentEncoding": "gzip",
+    "ContentLanguage": "en-GB",
+    "Expires": datetime(2031, 1, 2, 3, 4, 5, tzinfo=UTC),
+}
+
+
+def _system(answer: dict[str, Any]) -> dict[str, Any]:
+    return {k: answer.get(k) for k in SYSTEM}
+
+
+def test_system_headers_are_kept_as_s3_keeps_them(twin: Twin, engine: Graveler):
+    """Cache-Control, Content-Disposition, Content-Encoding, Content-Language and Expires
+    are kept with the object and answer GET and HEAD; a COPY keeps them, a REPLACE takes
+    the request's; a multipart upload keeps those it was created with. They never show up
+    as user metadata (they are kept as ``s3:NAME`` in the entry's metadata)."""
+    _put(twin, "sys.csv.gz", Metadata={"owner": "etl"}, **SYSTEM)
+    seen = []
+    for client, bucket in twin.both():
+        key = twin.key("sys.csv.gz")
+        got = client.get_object(Bucket=bucket, Key=key)
+        head = client.head_object(Bucket=bucket, Key=key)
+        source = {"Bucket": bucket, "Key": key}
+        client.copy_object(Bucket=bucket, Key=twin.key("kept"), CopySource=source)
+        client.copy_object(
+            Bucket=bucket,
+            Key=twin.key("replaced"),
+            CopySource=source,
+            MetadataDirective="REPLACE",
+            CacheControl="no-cache",
+        )
+        kept = client.head_object(Bucket=bucket, Key=twin.key("kept"))
+        replaced = client.head_object(Bucket=bucket, Key=twin.key("replaced"))
+        upload = client.create_multipart_upload(
+            Bucket=bucket, Key=twin.key("mp"), ContentLanguage="fr"
+        )["UploadId"]
+        part = client.upload_part(
+            Bucket=bucket, Key=twin.key("mp"), UploadId=upload, PartNumber=1, Body=b"x"
+        )
+        client.complete_multipart_upload(
+            Bucket=bucket,
+            Key=twin.key("mp"),
+            UploadId=upload,
+            MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]},
+        )
+        multi = client.head_object(Bucket=bucket, Key=twin.key("mp"))
+        seen.append(
+            [
+                _system(got),
+                _system(head),
+                got["Metadata"],
+                _system(kept),
+                _system(replaced),
+                _system(multi),
+            ]
+        )
+    assert seen[0] == seen[1]
+    assert seen[0][0] == seen[0][1] == SYSTEM and seen[0][2] == {"owner": "etl"}
+    assert seen[0][3] == SYSTEM
+    assert seen[0][4] == {**dict.fromkeys(SYSTEM), "CacheControl": "no-cache"}
+    assert seen[0][5] == {**dict.fromkeys(SYSTEM), "ContentLanguage": "fr"}
+    entry = engine.repository("lake").stat(twin.branch, "sys.csv.gz")
+    assert entry.metadata == {
+        "owner": "etl",
+        "s3:cache-control": "max-age=3600",
+        "s3:content-disposition": 'attachment; filename="report.csv"',
+        "s3:content-encoding": "gzip",
+        "s3:content-language": "en-GB",
+        "s3:expires": "Thu, 02 Jan 2031 03:04:05 GMT",
+    }
+
+
 def test_non_ascii_metadata_is_signed_and_kept(twin: Twin):
     """botocore sends a non-ASCII header value as UTF-8 and signs its text: the signature
     checks out (it did not: the gateway read the bytes as latin-1), and the value comes back
