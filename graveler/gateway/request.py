@@ -58,9 +58,9 @@ class S3Request:
             if not raw:
                 continue
             value = ",".join(_text(v) for v in raw)
-            if name == "content-encoding":
-                codings = [c.strip() for c in value.split(",")]
-                value = ",".join(c for c in codings if c and c.lower() != "aws-chunked")
+            codings = [c.strip() for c in value.split(",")]
+            if name == "content-encoding" and "aws-chunked" in (c.lower() for c in codings):
+                value = ", ".join(c for c in codings if c and c.lower() != "aws-chunked")
             if value:
                 found[SYSTEM_PREFIX + name] = value
         return found

@@ -303,6 +303,22 @@ def test_system_headers_are_kept_as_s3_keeps_them(twin: Twin, engine: Graveler):
     }
 
 
+@pytest.mark.parametrize(
+    ("sent", "kept"),
+    [
+        ("deflate, gzip", "deflate, gzip"),
+        ("gzip, aws-chunked", "gzip"),
+        ("aws-chunked, deflate, gzip", "deflate, gzip"),
+        ("aws-chunked", None),
+    ],
+)
+def test_aws_chunked_is_not_kept_as_a_content_encoding(twin: Twin, sent: str, kept: str | None):
+    """``aws-chunked`` is how the body travelled, not how the object is encoded."""
+    twin.gv.put_object(Bucket=twin.gv_bucket, Key=twin.key("enc"), Body=b"x", ContentEncoding=sent)
+    head = twin.gv.head_object(Bucket=twin.gv_bucket, Key=twin.key("enc"))
+    assert head.get("ContentEncoding") == kept
+
+
 def test_non_ascii_metadata_is_signed_and_kept(twin: Twin):
     """botocore sends a non-ASCII header value as UTF-8 and signs its text: the signature
     checks out (it did not: the gateway read the bytes as latin-1), and the value comes back
