@@ -40,7 +40,7 @@ class Gateway:
     """The S3 API over ``client`` (see the module docstring). ``region`` is what the gateway
     reports as its location; ``domain`` enables virtual-host style addressing
     (``REPO.DOMAIN``); ``namespace_root`` is where CreateBucket puts new repositories;
-    ``verify_reads``: streamed GETs are hashed on the server (see :mod:`.objects`)."""
+    ``verify_reads``: streamed GETs are hashed on the server (see :mod:`.object_reads`)."""
 
     def __init__(
         self,

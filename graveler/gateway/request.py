@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl, unquote_to_bytes
 
 from graveler.gateway.errors import S3Error
 from graveler.server.sigv4 import Request as SignedRequest
+from graveler.server.sigv4 import header_text
 
 
 @dataclass
@@ -44,7 +45,7 @@ class S3Request:
 
     def header(self, name: str) -> str | None:
         key = name.encode()
-        values = [v.decode("latin-1") for k, v in self.headers if k == key]
+        values = [header_text(v) for k, v in self.headers if k == key]
         return ",".join(values) if values else None
 
     def stored_metadata(self) -> dict[str, str]:
@@ -54,13 +55,9 @@ class S3Request:
         is not kept as a content encoding)."""
         found = self.user_metadata()
         for name in SYSTEM_HEADERS:
-            raw = [v for k, v in self.headers if k == name.encode()]
-            if not raw:
-                continue
-            value = ",".join(_text(v) for v in raw)
-            codings = [c.strip() for c in value.split(",")]
-            if name == "content-encoding" and "aws-chunked" in (c.lower() for c in codings):
-                value = ", ".join(c for c in codings if c and c.lower() != "aws-chunked")
+            value = self.header(name)
+            if value is not None and name == "content-encoding":
+                value = _without_aws_chunked(value)
             if value:
                 found[SYSTEM_PREFIX + name] = value
         return found
@@ -72,7 +69,7 @@ class S3Request:
         for k, v in self.headers:
             if k.startswith(b"x-amz-meta-"):
                 name = k[len(b"x-amz-meta-") :].decode("latin-1")
-                found[name] = _text(v)
+                found[name] = header_text(v)
         return found
 
     @property
@@ -127,8 +124,9 @@ SYSTEM_HEADERS = (
 SYSTEM_PREFIX = "s3:"
 
 
-def _text(value: bytes) -> str:
-    try:
-        return value.decode("utf-8")
-    except UnicodeDecodeError:
-        return value.decode("latin-1")
+def _without_aws_chunked(encoding: str) -> str:
+    """A content encoding as sent, without ``aws-chunked`` (how the body travelled)."""
+    codings = [c.strip() for c in encoding.split(",")]
+    if "aws-chunked" not in (c.lower() for c in codings):
+        return encoding
+    return ", ".join(c for c in codings if c and c.lower() != "aws-chunked")
