@@ -234,7 +234,7 @@ def _check_part_number(text: str | None, entry: ObjectEntry) -> None:
         return
     if text != "1":
         raise S3Error("InvalidPartNumber", "the requested part number is not satisfiable", 416)
-    if "-" in etag_of(entry) and not etag_of(entry).endswith("-1"):
+    if parts_count(entry) not in (None, 1):
         raise S3Error("NotImplemented", "reading one part of an object assembled from parts", 501)
 
 

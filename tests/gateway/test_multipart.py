@@ -260,3 +260,14 @@ def test_part_one_of_a_one_part_upload_agrees(twin: Twin):
         seen.append((head.get("PartsCount"), got.get("PartsCount"), got["Body"].read() == PARTS[0]))
     assert seen[0] == (1, 1, True)
     assert seen[1] == (1, None, True)  # MOTO_DEVIATES: no part count on a GET
+
+
+def test_one_part_of_a_many_part_object_is_not_served(twin: Twin):
+    """Part boundaries are not kept once parts are assembled: part 1 of a three-part object
+    is NotImplemented (S3 would serve it), never the wrong bytes."""
+    key = twin.key("three-parts.bin")
+    client, bucket = twin.gv, twin.gv_bucket
+    upload = _start(client, bucket, key)
+    _complete(client, bucket, key, upload, _upload(client, bucket, key, upload, PARTS))
+    got = outcome(lambda: client.get_object(Bucket=bucket, Key=key, PartNumber=1))
+    assert got == ("error", ("NotImplemented", 501))
