@@ -4,7 +4,8 @@ A large write already hashes SHA-256 and copies bytes to the store on the writin
 MD5 on the same thread would add its whole cost. :class:`EtagHasher` hands pieces of at
 least :data:`BESIDE` bytes to a thread of its own (hashlib releases the GIL on large
 buffers), through a short queue that keeps their order, so a large object costs the slower
-of the two hashes rather than their sum. Small objects never start the thread.
+of the two hashes rather than their sum. The first piece is hashed in place: an object of
+one piece (every body the gateway reads whole) never pays for starting a thread.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import hashlib
 import queue
 import threading
 
-#: Pieces at least this large go to the MD5 thread (once it runs, every later piece does).
+#: Pieces after the first at least this large go to the MD5 thread (once it runs, every
+#: later piece does).
 BESIDE = 64 << 10
 #: Pieces waiting for the MD5 thread at most (then the writer waits).
 DEPTH = 4
@@ -27,9 +29,11 @@ class EtagHasher:
         self._md5 = hashlib.md5(usedforsecurity=False)
         self._queue: queue.Queue[bytes | None] | None = None
         self._thread: threading.Thread | None = None
+        self._first = True
 
     def update(self, piece: bytes) -> None:
-        if self._queue is None and len(piece) < BESIDE:
+        first, self._first = self._first, False
+        if self._queue is None and (first or len(piece) < BESIDE):
             self._md5.update(piece)
             return
         if self._queue is None:
