@@ -30,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from graveler.errors import StorageError
 from graveler.objectstore._io import BaseObjectWriter, from_timestamp
-from graveler.objectstore.durability import fsync_covers_new_entry, syncfs
+from graveler.objectstore.durability import fsync_covers_new_entry, start_writeback, syncfs
 from graveler.objectstore.port import ObjectInfo
 
 #: Name prefix of in-flight temporary files; reserved, never part of a valid key here.
@@ -38,6 +38,9 @@ TMP_PREFIX = ".graveler-tmp-"
 FILE_MODE = 0o644
 #: Buffer of a writer's file: small writes (pyarrow writes a few bytes at a time) are joined.
 WRITE_BUFFER = 64 << 10
+#: A writer that will fsync its file starts writing it to disk every this many bytes, so
+#: the fsync at the end has little left to wait for (:func:`start_writeback`).
+WRITEBACK_STEP = 8 << 20
 #: Threads that fsync directories in the background (shared by every store of the process).
 _SYNC_THREADS = 8
 
@@ -188,7 +191,8 @@ class LocalObjectWriter(BaseObjectWriter):
     file, whose directory exists; ``error`` turns an OSError into the StorageError raised.
     With ``exclusive`` the finished temp file is hard-linked to ``path`` instead of replacing
     it: ``commit`` raises FileExistsError (and publishes nothing) when a file is there.
-    Small writes are gathered in a buffer of :data:`WRITE_BUFFER` bytes."""
+    Small writes are gathered in a buffer of :data:`WRITE_BUFFER` bytes; a file that will be
+    fsynced is handed to the disk every :data:`WRITEBACK_STEP` bytes as it grows."""
 
     def __init__(
         self,
@@ -210,6 +214,8 @@ class LocalObjectWriter(BaseObjectWriter):
         self._error = error
         self._dir = os.path.dirname(path)
         self._buffer = bytearray()
+        self._on_disk = 0  # bytes handed to the OS
+        self._writeback_from: int | None = 0 if (durable or not fresh) else None
         try:
             if fresh:
                 self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
@@ -226,7 +232,7 @@ class LocalObjectWriter(BaseObjectWriter):
         try:
             self._drain()
             if view.nbytes >= WRITE_BUFFER:
-                _write_all(self._fd, view)
+                self._write_out(view)
             else:
                 self._buffer += view
         except OSError as exc:
@@ -234,8 +240,16 @@ class LocalObjectWriter(BaseObjectWriter):
 
     def _drain(self) -> None:
         if self._buffer:
-            _write_all(self._fd, memoryview(self._buffer))
+            self._write_out(memoryview(self._buffer))
             self._buffer = bytearray()
+
+    def _write_out(self, view: memoryview) -> None:
+        _write_all(self._fd, view)
+        self._on_disk += view.nbytes
+        start = self._writeback_from
+        if start is not None and self._on_disk - start >= WRITEBACK_STEP:
+            start_writeback(self._fd, start, self._on_disk - start)
+            self._writeback_from = self._on_disk
 
     def _publish(self) -> ObjectInfo:
         """Write out, flush as ``durable`` asks (the file, then its directory: on a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 from pathlib import Path
@@ -418,3 +419,52 @@ def test_an_aborted_fresh_writer_leaves_a_file_that_took_its_name(
         w.write(b"x")
         raise RuntimeError("its own file goes")
     assert not store.exists("alone")
+
+
+@pytest.mark.parametrize(
+    ("fresh", "durable", "flushed"),
+    [(False, True, True), (True, True, True), (False, False, True), (True, False, False)],
+)
+def test_a_file_that_will_be_fsynced_is_handed_to_the_disk_as_it_grows(
+    store: LocalObjectStore,
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fresh: bool,
+    durable: bool,
+    flushed: bool,
+) -> None:
+    """Every stretch written goes to start_writeback once, in order, in steps of at least
+    WRITEBACK_STEP, from the first byte; a fresh writer without durability (flushed by
+    the store's sync later) starts none. The bytes are the ones written."""
+    from graveler.objectstore import local_writer
+
+    ranges: list[tuple[int, int]] = []
+    monkeypatch.setattr(local_writer, "WRITEBACK_STEP", 1 << 20)
+    monkeypatch.setattr(local_writer, "start_writeback", lambda fd, o, n: ranges.append((o, n)))
+    pieces = [os.urandom(n) for n in (300 << 10, 1 << 20, 5, 700 << 10, 2 << 20, 100 << 10)]
+    with store.open_writer("big/object", fresh=fresh, durable=durable) as writer:
+        for piece in pieces:
+            writer.write(piece)
+    writer.commit()
+    assert (root / "big" / "object").read_bytes() == b"".join(pieces)
+    if not flushed:
+        assert ranges == []
+        return
+    assert ranges and ranges[0][0] == 0
+    assert all(o + n == after for (o, n), (after, _) in itertools.pairwise(ranges))
+    assert all(n >= 1 << 20 for _, n in ranges)
+    assert sum(n for _, n in ranges) > sum(map(len, pieces)) - (1 << 20)
+
+
+def test_writeback_is_a_hint_that_keeps_the_bytes(tmp_path: Path) -> None:
+    """The real call (Linux's sync_file_range, or nothing elsewhere) on a real file."""
+    from graveler.objectstore.durability import start_writeback
+
+    path = tmp_path / "f"
+    data = os.urandom(3 << 20)
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        start_writeback(fh.fileno(), 0, len(data))
+        os.fsync(fh.fileno())
+    assert path.read_bytes() == data
