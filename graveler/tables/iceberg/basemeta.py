@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from graveler.tables.iceberg import jsonio
-from graveler.tables.iceberg.snapshots import main_snapshot
+from graveler.tables.iceberg.snapshots import by_id, main_snapshot
 
 _KEY = b'"current-snapshot-id"'
 _VALUE = re.compile(rb"\s*:\s*(-?\d+|null)\s*[,}]")
@@ -67,8 +67,4 @@ def _current_ids(raw: bytes) -> list[bytes]:
 
 
 def _find(doc: dict[str, Any], sid: int) -> dict[str, Any] | None:
-    for snapshot in reversed(doc.get("snapshots") or ()):
-        if snapshot["snapshot-id"] == sid:
-            found: dict[str, Any] = snapshot
-            return found
-    return None
+    return by_id(doc).get(sid)

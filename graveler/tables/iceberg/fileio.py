@@ -11,7 +11,6 @@ recorded (:attr:`NamespaceIO.written`) so that the caller can stage them as tree
 
 from __future__ import annotations
 
-import hashlib
 import io
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -89,7 +88,7 @@ class NamespaceIO(FileIO):
         with self.store.open_writer(address, fresh=True) as writer:
             writer.write(data)
         info = writer.commit()
-        done = WrittenFile(address, info.size, hashlib.sha256(data).hexdigest(), info.mtime)
+        done = WrittenFile(address, info.size, writer.sha256(), info.mtime)
         self.written[address] = done
         return done
 

@@ -25,6 +25,7 @@ from graveler.entry import ObjectEntry
 from graveler.errors import CorruptFile, GravelerError
 from graveler.tables.iceberg.fileio import NamespaceIO
 from graveler.tables.iceberg.names import key_for
+from graveler.tables.iceberg.snapshots import snapshot_ids, snapshots_except
 
 #: Which of these keys the tree already has.
 Present = Callable[[list[str]], set[str]]
@@ -87,10 +88,6 @@ def referenced(io: NamespaceIO, doc: dict[str, Any]) -> set[str]:
     return found
 
 
-def snapshot_ids(doc: dict[str, Any] | None) -> list[int]:
-    return [s["snapshot-id"] for s in (doc or {}).get("snapshots") or ()]
-
-
 @dataclass
 class FileChanges:
     """Entries to add (key -> entry) and keys to remove under one table root."""
@@ -123,9 +120,8 @@ def transition(
         return _full(io, root, location, old, new, present, entry_for)
     uris = statistics_files(new) - (statistics_files(old) if old else set())
     seen: set[str] = set()
-    for snapshot in new.get("snapshots") or ():
-        if snapshot["snapshot-id"] not in old_ids:
-            uris.update(_new_files(io, root, location, snapshot, seen, present))
+    for snapshot in snapshots_except(new, old_ids):
+        uris.update(_new_files(io, root, location, snapshot, seen, present))
     return _adding(io, root, location, uris, present, entry_for)
 
 

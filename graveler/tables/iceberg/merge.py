@@ -40,7 +40,7 @@ from graveler.tables.iceberg.manifests import TableModel, live_at, snapshot_chan
 from graveler.tables.iceberg.metamerge import merge_metadata, merge_refs
 from graveler.tables.iceberg.names import POINTER, key_for
 from graveler.tables.iceberg.replay import Step, lineage, live_diff, replay, same
-from graveler.tables.iceberg.snapshots import main_snapshot
+from graveler.tables.iceberg.snapshots import main_snapshot, snapshot_ids
 from graveler.tables.port import Side, TableChange, TableMergeContext
 from graveler.writes import make_linked_entry
 
@@ -61,7 +61,8 @@ def merge_table(ctx: TableMergeContext) -> list[TableChange]:
     if base is not None and source.checksum == base.checksum:
         return []
     with _quiet_gc():  # parsing a long history allocates many objects, none cyclic
-        docs = {side: jsonio.loads(ctx.read(side, pointer)) for side in (Side.SOURCE, Side.DEST)}
+        sides = (Side.SOURCE, Side.DEST)
+        docs = {side: jsonio.loads_metadata(ctx.read(side, pointer)) for side in sides}
         mine, theirs = docs[Side.SOURCE], docs[Side.DEST]
         if base is None or mine.get("table-uuid") != theirs.get("table-uuid"):
             message = "the table was created or replaced separately on the two sides"
@@ -100,7 +101,7 @@ def _merge_main(
     todo = lineage(ctx.root, source, b_main)
     if not todo:
         return set()
-    taken = {s["snapshot-id"] for s in dest.get("snapshots") or ()}
+    taken = set(snapshot_ids(dest))
     if same(d_main, b_main):
         for snap in todo:
             if snap["snapshot-id"] in taken:
@@ -111,7 +112,7 @@ def _merge_main(
                     snap["snapshot-id"],
                     None,
                 )
-        merged["snapshots"] = [*merged["snapshots"], *todo]
+        merged["snapshots"] = jsonio.extended(merged["snapshots"], todo)
         merged["last-sequence-number"] = max(
             int(source.get("last-sequence-number", 0)), int(dest.get("last-sequence-number", 0))
         )
@@ -165,7 +166,7 @@ def _replay_all(
             )
         extra = _replaced_partitions(io, snap, mine, step.head)
         new = replay(io, table, snap, mine, step, extra)
-        merged["snapshots"] = [*merged["snapshots"], new]
+        merged["snapshots"] = jsonio.extended(merged["snapshots"], [new])
         log.append((new["snapshot-id"], new["timestamp-ms"]))
     merged["last-sequence-number"] = step.last_sequence
     assert step.head is not None
@@ -195,10 +196,9 @@ def _set_main(merged: dict[str, Any], head: dict[str, Any], log: list[tuple[int,
     refs["main"] = main
     merged["refs"] = refs
     merged["current-snapshot-id"] = head["snapshot-id"]
-    merged["snapshot-log"] = [
-        *(merged.get("snapshot-log") or []),
-        *({"snapshot-id": s, "timestamp-ms": t} for s, t in log),
-    ]
+    merged["snapshot-log"] = jsonio.extended(
+        merged.get("snapshot-log"), ({"snapshot-id": s, "timestamp-ms": t} for s, t in log)
+    )
 
 
 def _changes(

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.basemeta import BaseMetadata
 from graveler.tables.iceberg.conflicts import conflict
-from graveler.tables.iceberg.snapshots import by_id
+from graveler.tables.iceberg.snapshots import by_id, snapshot_ids
 
 #: (conflict kind, what, metadata keys that change together)
 GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -40,8 +41,8 @@ def merge_metadata(
     """The destination's metadata with the source's schema, spec, sort order, location and
     property changes (a copy; TableConflict when both changed one of them differently).
     The base is parsed only where the two sides differ."""
-    merged = dict(dest)
-    merged["snapshots"] = list(dest.get("snapshots") or [])
+    merged = dict(dest)  # the history arrays are shared: the merge only extends them anew
+    merged["snapshots"] = dest.get("snapshots") or []
     for kind, what, keys in GROUPS:
         s, d = _part(source, keys), _part(dest, keys)
         if s == d:
@@ -132,7 +133,7 @@ def _carry(root: str, merged: dict[str, Any], source: dict[str, Any], needed: se
     their IDs."""
     if not needed:
         return set()
-    have = by_id(merged)
+    have = set(snapshot_ids(merged))
     theirs = by_id(source)
     carried: set[int] = set()
     for sid in sorted(needed):
@@ -141,9 +142,9 @@ def _carry(root: str, merged: dict[str, Any], source: dict[str, Any], needed: se
             snap = theirs.get(current)
             if snap is None:
                 break
-            have[current] = snap
+            have.add(current)
             carried.add(current)
-            merged["snapshots"] = [*merged["snapshots"], snap]
+            merged["snapshots"] = jsonio.extended(merged["snapshots"], [snap])
             current = snap.get("parent-snapshot-id")
     last = int(source.get("last-sequence-number", 0) or 0)
     if carried and last > int(merged.get("last-sequence-number", 0) or 0):

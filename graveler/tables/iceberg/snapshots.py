@@ -4,7 +4,10 @@ diff (:mod:`graveler.tables.iceberg.diff`) share them without loading manifest r
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
+
+from graveler.tables.iceberg.jsonio import LazyArray
 
 
 def main_snapshot(doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -20,9 +23,49 @@ def main_snapshot(doc: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def by_id(doc: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    """The table's snapshots by ID."""
-    return {s["snapshot-id"]: s for s in doc.get("snapshots") or ()}
+def by_id(doc: dict[str, Any]) -> Mapping[int, dict[str, Any]]:
+    """The table's snapshots by ID (of a :class:`LazyArray`, each decoded when asked for)."""
+    snapshots = doc.get("snapshots") or ()
+    if isinstance(snapshots, LazyArray):
+        return _ByID(snapshots)
+    return {s["snapshot-id"]: s for s in snapshots}
+
+
+def snapshot_ids(doc: dict[str, Any] | None) -> list[int]:
+    """The IDs of the table's snapshots, in the order the metadata lists them."""
+    snapshots = (doc or {}).get("snapshots") or ()
+    if isinstance(snapshots, LazyArray):
+        return snapshots.values_of("snapshot-id")
+    return [s["snapshot-id"] for s in snapshots]
+
+
+def snapshots_except(doc: dict[str, Any], ids: set[int]) -> list[dict[str, Any]]:
+    """The table's snapshots whose ID is not in ``ids``, in order (of a LazyArray, only
+    those are decoded)."""
+    snapshots = doc.get("snapshots") or ()
+    if isinstance(snapshots, LazyArray):
+        listed = snapshots.values_of("snapshot-id")
+        return [snapshots[i] for i, sid in enumerate(listed) if sid not in ids]
+    return [s for s in snapshots if s["snapshot-id"] not in ids]
+
+
+class _ByID(Mapping[int, dict[str, Any]]):
+    """Snapshots of a LazyArray by ID: the IDs are read in one pass, a snapshot is decoded
+    when looked up (a later duplicate ID wins, as in a dict built in order)."""
+
+    def __init__(self, snapshots: LazyArray) -> None:
+        self._snapshots = snapshots
+        self._at = {sid: i for i, sid in enumerate(snapshots.values_of("snapshot-id"))}
+
+    def __getitem__(self, sid: int) -> dict[str, Any]:
+        found: dict[str, Any] = self._snapshots[self._at[sid]]
+        return found
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
 
 
 def main_lineage(doc: dict[str, Any] | None) -> list[dict[str, Any]]:
