@@ -44,3 +44,40 @@ def test_marker_moves_on_every_commit_and_only_then(tmp_path: Path, uri: bool) -
     assert marker.probe() == seen[-1]
     marker.close()
     writer.close()
+
+
+def test_a_truncated_wal_index_is_read_as_a_change_not_a_crash(tmp_path: Path) -> None:
+    """SQLite truncates the ``-shm`` file when a connection finds itself its first user (no
+    other process holds it); a probe that outlived its process's connections (a view cache
+    still holding it after the database closed) must not die then. It runs in a child
+    process: a memory mapping of the header read after the truncation is a SIGBUS, which
+    would kill the test run itself."""
+    script = f"""
+import os, sqlite3, sys
+from graveler.refs.changes import sqlite_marker
+path = {str(tmp_path / "db.sqlite")!r}
+writer = sqlite3.connect(path, isolation_level=None)
+writer.execute("PRAGMA journal_mode = WAL")
+writer.execute("CREATE TABLE t (x)")
+marker = sqlite_marker(path, 5.0)
+before = marker.probe()
+os.truncate(path + "-shm", 0)
+after = [marker.probe(), marker.probe()]
+assert after[0] != before and after[0] != after[1], (before, after)
+print("survived", flush=True)
+os._exit(0)  # SQLite's own connections, mapped too, would not survive closing now
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.strip() == "survived"
+
+
+def test_a_closed_marker_never_answers_the_same_twice(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    writer = _database(path)
+    marker = sqlite_marker(str(path), 5.0)
+    probe = marker.probe  # held, as the branch views hold it
+    marker.close()
+    assert probe() != probe()
+    marker.close()  # twice is fine
+    writer.close()
