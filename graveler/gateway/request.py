@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, unquote_to_bytes
 
 from graveler.gateway.errors import S3Error
 from graveler.server.sigv4 import Request as SignedRequest
-from graveler.server.sigv4 import header_text
+from graveler.server.sigv4 import header_text, header_value
 
 
 @dataclass
@@ -44,9 +44,7 @@ class S3Request:
         return cls(scope["method"], raw_path, query_string, headers, query, bucket, key)
 
     def header(self, name: str) -> str | None:
-        key = name.encode()
-        values = [header_text(v) for k, v in self.headers if k == key]
-        return ",".join(values) if values else None
+        return header_value(self.headers, name)
 
     def stored_metadata(self) -> dict[str, str]:
         """What an object written by this request keeps besides its bytes and content type:

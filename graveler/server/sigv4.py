@@ -56,11 +56,16 @@ class Request:
     headers: Sequence[tuple[bytes, bytes]]
 
     def header(self, name: str) -> str | None:
-        """The header's values joined with commas. Bytes are read as UTF-8 (what botocore
-        sends and signs for a non-ASCII value), else as latin-1 (what http.client sends)."""
-        key = name.encode()
-        values = [header_text(v) for k, v in self.headers if k == key]
-        return ",".join(values) if values else None
+        return header_value(self.headers, name)
+
+
+def header_value(headers: Sequence[tuple[bytes, bytes]], name: str) -> str | None:
+    """The values of header ``name`` (lower-case) joined with commas, or None. Bytes are
+    read as UTF-8 (what botocore sends and signs for a non-ASCII value), else as latin-1
+    (what http.client sends)."""
+    key = name.encode()
+    values = [header_text(v) for k, v in headers if k == key]
+    return ",".join(values) if values else None
 
 
 def header_text(value: bytes) -> str:
