@@ -14,7 +14,7 @@ snapshot history cost a merge about 50 ms; finding the bounds costs about 3.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, overload
 
 try:
@@ -44,7 +44,7 @@ def dumps(doc: Any) -> bytes:
     """Compact JSON of ``doc`` (a :class:`LazyArray` in it is written as its text)."""
     if orjson is not None:
         return orjson.dumps(doc, default=_fragment)
-    return json.dumps(doc, separators=(",", ":"), default=_listed).encode()
+    return json.dumps(doc, separators=(",", ":")).encode()  # no LazyArray without orjson
 
 
 def loads_metadata(data: bytes) -> Any:
@@ -88,10 +88,12 @@ class LazyArray(Sequence[Any]):
             self._text = text
             self._bounds: list[Any] = _ARRAY.decode(text)
             self._decoded: dict[int, Any] = {}
-            self._keys: dict[str, list[Any]] = {}
+            self._keys: dict[str, tuple[Any, ...]] = {}
+            self._positions: dict[str, dict[Any, int]] = {}
         else:
             self._text, self._bounds = _shared._text, _shared._bounds
             self._decoded, self._keys = _shared._decoded, _shared._keys
+            self._positions = _shared._positions
         self._added: list[Any] = []
 
     def __len__(self) -> int:
@@ -115,29 +117,37 @@ class LazyArray(Sequence[Any]):
             self._decoded[index] = orjson.loads(memoryview(self._bounds[index]))
         return self._decoded[index]
 
-    def __iter__(self) -> Iterator[Any]:
-        return (self[i] for i in range(len(self)))
-
-    def __reversed__(self) -> Iterator[Any]:
-        return (self[i] for i in range(len(self) - 1, -1, -1))
-
     def plus(self, items: Iterable[Any]) -> LazyArray:
         """A new array: this one followed by ``items``."""
         out = LazyArray(b"", _shared=self)
         out._added = [*self._added, *items]
         return out
 
-    def values_of(self, key: str) -> list[Any]:
+    def values_of(self, key: str) -> Sequence[Any]:
         """Each element's ``key`` (None where an element is not an object or lacks it), in
-        order: read from the text in one pass, without decoding the elements."""
+        order: read from the text in one pass (once per array), without decoding the
+        elements."""
         found = self._keys.get(key)
         if found is None:
             try:
-                found = [row.value for row in _keyed_decoder(key).decode(self._text)]
+                found = tuple(row.value for row in _keyed_decoder(key).decode(self._text))
             except msgspec.DecodeError:  # an element that is not an object
-                found = [_get(self[i], key) for i in range(len(self._bounds))]
+                found = tuple(_get(self[i], key) for i in range(len(self._bounds)))
             self._keys[key] = found
-        return [*found, *(_get(x, key) for x in self._added)]
+        return found + tuple(_get(x, key) for x in self._added) if self._added else found
+
+    def positions(self, key: str) -> dict[Any, int]:
+        """Each value of ``key`` (:meth:`values_of`) -> the index of the last element that
+        has it, as a dict built in order would have it (read-only: it may be shared)."""
+        stored = self._positions.get(key)
+        if stored is None:
+            stored = self._positions[key] = {
+                value: i for i, value in enumerate(self.values_of(key)[: len(self._bounds)])
+            }
+        if not self._added:
+            return stored
+        first = len(self._bounds)
+        return {**stored, **{_get(x, key): first + i for i, x in enumerate(self._added)}}
 
     def to_json(self) -> bytes:
         """The array's compact JSON."""
@@ -155,12 +165,6 @@ def _get(item: Any, key: str) -> Any:
 def _fragment(value: Any) -> Any:
     if isinstance(value, LazyArray):
         return orjson.Fragment(value.to_json())
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-def _listed(value: Any) -> Any:
-    if isinstance(value, LazyArray):
-        return list(value)
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 

@@ -60,7 +60,7 @@ def merge_table(ctx: TableMergeContext) -> list[TableChange]:
         return list(ctx.changes(Side.SOURCE))
     if base is not None and source.checksum == base.checksum:
         return []
-    with _quiet_gc():  # parsing a long history allocates many objects, none cyclic
+    with _quiet_gc():  # what a merge decodes of a long history: many objects, none cyclic
         sides = (Side.SOURCE, Side.DEST)
         docs = {side: jsonio.loads_metadata(ctx.read(side, pointer)) for side in sides}
         mine, theirs = docs[Side.SOURCE], docs[Side.DEST]

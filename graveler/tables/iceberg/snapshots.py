@@ -4,7 +4,7 @@ diff (:mod:`graveler.tables.iceberg.diff`) share them without loading manifest r
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from graveler.tables.iceberg.jsonio import LazyArray
@@ -16,6 +16,8 @@ def main_snapshot(doc: dict[str, Any]) -> dict[str, Any] | None:
     sid = ref.get("snapshot-id") if isinstance(ref, dict) else doc.get("current-snapshot-id")
     if sid is None or sid == -1:
         return None
+    if isinstance(doc.get("snapshots"), LazyArray):
+        return by_id(doc).get(sid)
     for snapshot in reversed(doc.get("snapshots") or ()):  # usually the last one
         if snapshot["snapshot-id"] == sid:
             found: dict[str, Any] = snapshot
@@ -31,7 +33,7 @@ def by_id(doc: dict[str, Any]) -> Mapping[int, dict[str, Any]]:
     return {s["snapshot-id"]: s for s in snapshots}
 
 
-def snapshot_ids(doc: dict[str, Any] | None) -> list[int]:
+def snapshot_ids(doc: dict[str, Any] | None) -> Sequence[int]:
     """The IDs of the table's snapshots, in the order the metadata lists them."""
     snapshots = (doc or {}).get("snapshots") or ()
     if isinstance(snapshots, LazyArray):
@@ -55,7 +57,7 @@ class _ByID(Mapping[int, dict[str, Any]]):
 
     def __init__(self, snapshots: LazyArray) -> None:
         self._snapshots = snapshots
-        self._at = {sid: i for i, sid in enumerate(snapshots.values_of("snapshot-id"))}
+        self._at = snapshots.positions("snapshot-id")
 
     def __getitem__(self, sid: int) -> dict[str, Any]:
         found: dict[str, Any] = self._snapshots[self._at[sid]]
