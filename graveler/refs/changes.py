@@ -24,7 +24,7 @@ Four details keep this sound:
   answer a new object, which equals nothing: caches read again rather than trust;
 * writes of this process are also counted directly (``Database.local_writes``), which covers
   in-memory databases;
-* where the mapping is unavailable, the marker falls back to ``PRAGMA data_version`` on its
+* where the header cannot be opened, the marker falls back to ``PRAGMA data_version`` on its
   own (never writing) connection, which SQLite documents for exactly this purpose.
 
 PostgreSQL has no such cheap signal: its views are not cached (:func:`sqlite_marker` is only
@@ -100,11 +100,9 @@ def sqlite_marker(path: str, busy_timeout: float) -> ChangeMarker:
         header = None
     if header is not None:
         return ChangeMarker(partial(_read_header, header), conn, header)
-    lock = threading.Lock()
 
-    def data_version() -> int:
-        with lock:
-            return int(conn.execute("PRAGMA data_version").fetchone()[0])
+    def data_version() -> int:  # serialized by the marker's lock, as the connection needs
+        return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
     return ChangeMarker(data_version, conn)
 
