@@ -119,10 +119,10 @@ def _sync_file_range_call() -> Callable[[int, int, int, int], int] | None:
     return _SYNC_FILE_RANGE[0]
 
 
-def start_writeback(fd: int, offset: int, length: int) -> None:
+def start_writeback(fd: int, offset: int, length: int) -> bool:
     """Start writing ``length`` bytes of the open file ``fd`` from ``offset`` to disk, without
-    waiting for them (see the module docstring). A hint only: it makes nothing durable (the
-    writer's fsync still does), and where it is unavailable or refused nothing happens."""
+    waiting for them (see the module docstring); whether the kernel took the hint. A hint
+    only: it makes nothing durable (the writer's fsync still does), and where it is
+    unavailable or refused nothing happens."""
     call = _sync_file_range_call()
-    if call is not None:
-        call(fd, offset, length, _RANGE_WRITE)
+    return call is not None and call(fd, offset, length, _RANGE_WRITE) == 0
