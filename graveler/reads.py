@@ -8,11 +8,13 @@ verified against the recorded size and SHA-256 as they are read.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import replace
 from functools import partial
 from typing import BinaryIO
 
 from graveler import validate
+from graveler.background import in_background
 from graveler.committed.record import ValueRecord
 from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
@@ -95,6 +97,12 @@ def read_entry(repo: RepoContext, entry: ObjectEntry) -> bytes:
     """The bytes of an entry already looked up (by :func:`stat` or a listing), verified:
     CorruptFile when they are not the recorded size and SHA-256."""
     return read_verified(*_located(repo, entry))
+
+
+def read_entry_later(repo: RepoContext, entry: ObjectEntry) -> Future[bytes]:
+    """:func:`read_entry` in a background thread: several large objects are read and
+    checked at once (reading and SHA-256 release the GIL), while the caller goes on."""
+    return in_background(read_entry, repo, entry)
 
 
 def open_entry(repo: RepoContext, entry: ObjectEntry) -> BinaryIO:

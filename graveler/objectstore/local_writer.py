@@ -38,6 +38,11 @@ TMP_PREFIX = ".graveler-tmp-"
 FILE_MODE = 0o644
 #: Buffer of a writer's file: small writes (pyarrow writes a few bytes at a time) are joined.
 WRITE_BUFFER = 64 << 10
+#: The most bytes handed to one ``write`` call. Measured on this project's machines (Linux
+#: 6.18, ext4): a new file filled by one call of 2 MiB or more takes about five to ten times
+#: as long as the same bytes in calls of 1 MiB (4.8 MB: 10-14 ms against 1-3 ms; 64 MiB:
+#: 140-200 ms against 15 ms), as ``writev`` does; a tmpfs file fills as fast either way.
+WRITE_CALL = 1 << 20
 #: A writer that will fsync its file starts writing it to disk every this many bytes, so
 #: the fsync at the end has little left to wait for (:func:`start_writeback`).
 WRITEBACK_STEP = 8 << 20
@@ -307,6 +312,7 @@ def _same_file(fd: int, path: str) -> bool:
 
 
 def _write_all(fd: int, view: memoryview) -> None:
-    """``os.write`` until every byte of ``view`` is written."""
+    """``os.write`` until every byte of ``view`` is written, at most :data:`WRITE_CALL` bytes
+    a call."""
     while view.nbytes:
-        view = view[os.write(fd, view) :]
+        view = view[os.write(fd, view[:WRITE_CALL]) :]

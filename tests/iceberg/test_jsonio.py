@@ -116,7 +116,18 @@ def test_only_what_is_read_is_decoded() -> None:
     assert main_snapshot(lazy) == snapshots[-1]
     assert by_id(lazy)[990] == snapshots[989]
     assert len(snapshot_ids(lazy)) == 1000
-    assert sorted(array._decoded) == [989, 999]  # two snapshots built, not a thousand
+    assert sorted(array._stored.decoded) == [989, 999]  # two snapshots built, not a thousand
+
+
+@pytest.mark.parametrize("text", [b"[]", b"[ \n ]", b'[{"a": "]"}]', b"[1, [2, 3], {}]"])
+def test_an_array_only_extended_is_never_split(text: bytes) -> None:
+    """A merge only extends ``snapshot-log``: its elements' bounds are not looked for, and
+    the spliced JSON is the plain one (a comma only after an element)."""
+    lazy = jsonio.loads_metadata(b'{"snapshot-log": ' + text + b"}")
+    grown = jsonio.extended(lazy["snapshot-log"], [{"b": 1}, 2])
+    assert orjson.loads(jsonio.dumps({"x": grown})) == {"x": [*orjson.loads(text), {"b": 1}, 2]}
+    assert grown._stored._bounds is None
+    assert list(grown) == [*orjson.loads(text), {"b": 1}, 2]
 
 
 def test_a_document_that_is_not_json_or_not_an_object_is_refused_as_before() -> None:

@@ -10,7 +10,7 @@ import json
 import pytest
 from pyiceberg.types import LongType, StringType
 
-from graveler.errors import MergeConflict, TableConflict
+from graveler.errors import CorruptFile, MergeConflict, TableConflict
 from graveler.iceberg import GravelerCatalog
 from graveler.repository import Repository
 from graveler.tables.iceberg.names import POINTER
@@ -218,3 +218,26 @@ def test_strategies_merge_by_iceberg_rules_first(
     table(catalog, "main").append(rows([20], 1))
     repo.merge("run", "main", strategy=strategy)
     assert content(table(catalog)) == [(1, 1, "x"), (2, 1, "x"), (10, 2, "x"), (20, 1, "x")]
+
+
+@pytest.mark.parametrize("side", ["base", "source", "dest"])
+def test_a_damaged_metadata_file_fails_the_merge_and_changes_nothing(
+    catalog: GravelerCatalog, repo: Repository, tmp_path, side: str
+):
+    """The three metadata files a merge reads (in the background, at once) are each checked
+    against their recorded SHA-256: one damaged on disk fails the merge with CorruptFile,
+    whichever side it is, and ``main`` stays where it was."""
+    base = repo.stat("main", T + POINTER)
+    table(catalog, "run").append(rows([10], 2))
+    table(catalog, "main").append(rows([20], 1))
+    entry = {"base": base, "source": repo.stat("run", T + POINTER)}.get(side) or repo.stat(
+        "main", T + POINTER
+    )
+    path = tmp_path / "lake-ns" / entry.physical_address
+    damaged = bytearray(path.read_bytes())
+    damaged[len(damaged) // 2] ^= 0x20
+    path.write_bytes(bytes(damaged))
+    head = repo.resolve("main").commit.id
+    with pytest.raises(CorruptFile, match="SHA-256"):
+        repo.merge("run", "main")
+    assert repo.resolve("main").commit.id == head

@@ -475,3 +475,43 @@ def test_writeback_is_a_hint_that_linux_takes_and_that_keeps_the_bytes(tmp_path:
         os.close(closed)
         assert start_writeback(closed, 0, len(data)) is False
     assert path.read_bytes() == data
+
+
+class _WriteRecorder:
+    """``os`` for the writer module, with ``write`` recording each call's size and taking at
+    most ``most`` bytes a call (as a short write may)."""
+
+    def __init__(self, most: int) -> None:
+        self.sizes: list[int] = []
+        self._most = most
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    def write(self, fd: int, data: memoryview) -> int:
+        self.sizes.append(len(data))
+        return os.write(fd, data[: self._most])
+
+
+@pytest.mark.parametrize("most", [1 << 30, 100_000])
+def test_large_writes_reach_the_file_at_most_1mib_a_call(
+    store: LocalObjectStore, root: Path, monkeypatch: pytest.MonkeyPatch, most: int
+) -> None:
+    """One ``write`` call of several MiB fills a new ext4 file about five times slower than
+    the same bytes in calls of 1 MiB (local_writer.WRITE_CALL): every path that writes a
+    file hands it over in calls of at most that, short writes included, and the bytes are
+    the ones given."""
+    from graveler.objectstore import local_writer
+
+    recorder = _WriteRecorder(most)
+    monkeypatch.setattr(local_writer, "os", recorder)
+    big = os.urandom((5 << 20) + 123)
+    with store.open_writer("w/streamed", fresh=True) as writer:
+        writer.write(big)
+    writer.commit()
+    store.put("w/put", big)
+    store.put_fresh_batch([("w/batch", big)])
+    for name in ("streamed", "put", "batch"):
+        assert (root / "w" / name).read_bytes() == big
+    assert max(recorder.sizes) <= local_writer.WRITE_CALL == 1 << 20
+    assert sum(recorder.sizes) >= 3 * len(big)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -20,6 +21,7 @@ from typing import Any
 
 from pyiceberg.io import FileIO, InputFile, InputStream, OutputFile, OutputStream
 
+from graveler.background import in_background
 from graveler.errors import InvalidArgument, ObjectNotFound
 from graveler.objectstore.port import ObjectStore
 from graveler.tables.iceberg.names import address_of
@@ -84,13 +86,37 @@ class NamespaceIO(FileIO):
         return data
 
     def write(self, address: str, data: bytes) -> WrittenFile:
-        """Store ``data`` as a new object at ``address`` (a fresh, unique name)."""
+        """Store ``data`` as a new, durable object at ``address`` (a fresh, unique name)."""
+        done = self._store_new(address, data)
+        self.written[address] = done
+        return done
+
+    def write_later(self, address: str, data: bytes) -> Callable[[], WrittenFile]:
+        """:meth:`write`, whose waiting for the disk happens in a background thread while
+        the caller goes on: the bytes are handed to the store here, the flush runs there. The
+        answer waits for it and returns what :meth:`write` does."""
+        writer = self.store.open_writer(address, fresh=True)
+        try:
+            writer.write(data)
+        except BaseException:
+            writer.abort()
+            raise
+        publishing = in_background(writer.commit)
+
+        def written() -> WrittenFile:
+            info = publishing.result()
+            done = self.written[address] = WrittenFile(
+                address, info.size, writer.sha256(), info.mtime
+            )
+            return done
+
+        return written
+
+    def _store_new(self, address: str, data: bytes) -> WrittenFile:
         with self.store.open_writer(address, fresh=True) as writer:
             writer.write(data)
         info = writer.commit()
-        done = WrittenFile(address, info.size, writer.sha256(), info.mtime)
-        self.written[address] = done
-        return done
+        return WrittenFile(address, info.size, writer.sha256(), info.mtime)
 
 
 class _Input(InputFile):

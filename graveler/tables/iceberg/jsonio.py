@@ -14,6 +14,7 @@ snapshot history cost a merge about 50 ms; finding the bounds costs about 3.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, overload
 
@@ -74,6 +75,36 @@ def extended(array: Sequence[Any] | None, items: Iterable[Any]) -> Sequence[Any]
     return [*(array or ()), *items]
 
 
+class _Stored:
+    """The text of a :class:`LazyArray` and what was read from it, shared by the arrays
+    :meth:`LazyArray.plus` makes. The elements' bounds are found when first needed: an
+    array that is only extended (a merge's ``snapshot-log``) is never split."""
+
+    __slots__ = ("_bounds", "decoded", "keys", "positions", "text")
+
+    def __init__(self, text: bytes | memoryview) -> None:
+        self.text = text
+        self._bounds: list[Any] | None = None
+        self.decoded: dict[int, Any] = {}
+        self.keys: dict[str, tuple[Any, ...]] = {}
+        self.positions: dict[str, dict[Any, int]] = {}
+
+    @property
+    def bounds(self) -> list[Any]:
+        if self._bounds is None:
+            self._bounds = _ARRAY.decode(self.text)
+        return self._bounds
+
+    def count(self) -> int:
+        """How many elements the text holds (from any one-pass read already made)."""
+        if self._bounds is None and self.keys:
+            return len(next(iter(self.keys.values())))
+        return len(self.bounds)
+
+    def empty(self) -> bool:
+        return _EMPTY.match(self.text) is not None
+
+
 class LazyArray(Sequence[Any]):
     """A JSON array kept as its text (exactly the array: ``[`` to ``]``, a view of the
     document it came from); an element is decoded when first read, then kept.
@@ -83,21 +114,12 @@ class LazyArray(Sequence[Any]):
     JSON (:meth:`to_json`) is the text with the added elements spliced in before the
     closing bracket."""
 
-    def __init__(self, text: bytes | memoryview, *, _shared: LazyArray | None = None) -> None:
-        if _shared is None:
-            self._text = text
-            self._bounds: list[Any] = _ARRAY.decode(text)
-            self._decoded: dict[int, Any] = {}
-            self._keys: dict[str, tuple[Any, ...]] = {}
-            self._positions: dict[str, dict[Any, int]] = {}
-        else:
-            self._text, self._bounds = _shared._text, _shared._bounds
-            self._decoded, self._keys = _shared._decoded, _shared._keys
-            self._positions = _shared._positions
+    def __init__(self, text: bytes | memoryview, *, _shared: _Stored | None = None) -> None:
+        self._stored = _Stored(text) if _shared is None else _shared
         self._added: list[Any] = []
 
     def __len__(self) -> int:
-        return len(self._bounds) + len(self._added)
+        return self._stored.count() + len(self._added)
 
     @overload
     def __getitem__(self, index: int) -> Any: ...
@@ -110,16 +132,16 @@ class LazyArray(Sequence[Any]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError("LazyArray index out of range")
-        stored = len(self._bounds)
-        if index >= stored:
-            return self._added[index - stored]
-        if index not in self._decoded:
-            self._decoded[index] = orjson.loads(memoryview(self._bounds[index]))
-        return self._decoded[index]
+        stored = self._stored
+        if index >= stored.count():
+            return self._added[index - stored.count()]
+        if index not in stored.decoded:
+            stored.decoded[index] = orjson.loads(memoryview(stored.bounds[index]))
+        return stored.decoded[index]
 
     def plus(self, items: Iterable[Any]) -> LazyArray:
         """A new array: this one followed by ``items``."""
-        out = LazyArray(b"", _shared=self)
+        out = LazyArray(b"", _shared=self._stored)
         out._added = [*self._added, *items]
         return out
 
@@ -127,35 +149,37 @@ class LazyArray(Sequence[Any]):
         """Each element's ``key`` (None where an element is not an object or lacks it), in
         order: read from the text in one pass (once per array), without decoding the
         elements."""
-        found = self._keys.get(key)
+        stored = self._stored
+        found = stored.keys.get(key)
         if found is None:
             try:
-                found = tuple(row.value for row in _keyed_decoder(key).decode(self._text))
+                found = tuple(row.value for row in _keyed_decoder(key).decode(stored.text))
             except msgspec.DecodeError:  # an element that is not an object
-                found = tuple(_get(self[i], key) for i in range(len(self._bounds)))
-            self._keys[key] = found
+                found = tuple(_get(self[i], key) for i in range(len(stored.bounds)))
+            stored.keys[key] = found
         return found + tuple(_get(x, key) for x in self._added) if self._added else found
 
     def positions(self, key: str) -> dict[Any, int]:
         """Each value of ``key`` (:meth:`values_of`) -> the index of the last element that
         has it, as a dict built in order would have it (read-only: it may be shared)."""
-        stored = self._positions.get(key)
+        stored = self._stored.positions.get(key)
+        first = self._stored.count()
         if stored is None:
-            stored = self._positions[key] = {
-                value: i for i, value in enumerate(self.values_of(key)[: len(self._bounds)])
+            stored = self._stored.positions[key] = {
+                value: i for i, value in enumerate(self.values_of(key)[:first])
             }
         if not self._added:
             return stored
-        first = len(self._bounds)
         return {**stored, **{_get(x, key): first + i for i, x in enumerate(self._added)}}
 
     def to_json(self) -> bytes:
         """The array's compact JSON."""
+        text = self._stored.text
         if not self._added:
-            return bytes(self._text)
+            return bytes(text)
         added = b",".join(orjson.dumps(x, default=_fragment) for x in self._added)
-        head = memoryview(self._text)[:-1]  # the text is exactly the array: it ends with "]"
-        return b"".join((head, b"," if self._bounds else b"", added, b"]"))
+        head = memoryview(text)[:-1]  # the text is exactly the array: it ends with "]"
+        return b"".join((head, b"" if self._stored.empty() else b",", added, b"]"))
 
 
 def _get(item: Any, key: str) -> Any:
@@ -184,3 +208,5 @@ def _keyed_decoder(key: str) -> Any:
 if msgspec is not None:
     _TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
     _ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
+#: An array's text with no element.
+_EMPTY = re.compile(rb"\[\s*\]")

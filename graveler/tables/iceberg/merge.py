@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from graveler.entry import ObjectEntry
-from graveler.reads import stat_many
+from graveler.reads import read_entry_later, stat_many
 from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.basemeta import BaseMetadata
 from graveler.tables.iceberg.commit import JSON_TYPE, entry_of, metadata_address, present_at
@@ -60,14 +60,14 @@ def merge_table(ctx: TableMergeContext) -> list[TableChange]:
         return list(ctx.changes(Side.SOURCE))
     if base is not None and source.checksum == base.checksum:
         return []
+    # the three metadata files (each the table's whole history) are read and checked at once
+    reads = [read_entry_later(ctx.repo, entry) for entry in (source, dest, base) if entry]
     with _quiet_gc():  # what a merge decodes of a long history: many objects, none cyclic
-        sides = (Side.SOURCE, Side.DEST)
-        docs = {side: jsonio.loads_metadata(ctx.read(side, pointer)) for side in sides}
-        mine, theirs = docs[Side.SOURCE], docs[Side.DEST]
+        mine, theirs = (jsonio.loads_metadata(done.result()) for done in reads[:2])
         if base is None or mine.get("table-uuid") != theirs.get("table-uuid"):
             message = "the table was created or replaced separately on the two sides"
             raise conflict(ctx.root, "TableReplaced", message, None, None)
-        known = BaseMetadata(lambda: ctx.read(Side.BASE, pointer), mine, theirs)
+        known = BaseMetadata(reads[2].result, mine, theirs)
         io = NamespaceIO(ctx.repo.store, ctx.repo.info.storage_namespace)
         merged = merge_metadata(ctx.root, known, mine, theirs)
         brought = _merge_main(ctx, io, merged, known, mine, theirs)
@@ -224,12 +224,14 @@ def _changes(
     )
     raw = jsonio.dumps(merged)
     location = io.address(merged["location"])
-    written = io.write(metadata_address(location, dest_uri), raw)
+    # the merged metadata file (the table's whole history) is flushed while the tree
+    # changes are worked out
+    written = io.write_later(metadata_address(location, dest_uri), raw)
     pointer = ctx.root + POINTER
     files = transition(
         io, ctx.root, dest[1], merged, present_at(ctx.repo, ctx.dest), _entries(ctx, io)
     )
-    out = [TableChange(pointer, entry_of(pointer, written, JSON_TYPE))]
+    out = [TableChange(pointer, entry_of(pointer, written(), JSON_TYPE))]
     out += [TableChange(k, e) for k, e in files.added.items()]
     out += [TableChange(k, None) for k in files.removed]
     return out
