@@ -102,8 +102,13 @@ def read_verified(store: ObjectStore, entry: ObjectEntry) -> bytes:
     """The bytes of ``entry``'s object; CorruptFile unless they are the recorded size and
     SHA-256."""
     data = store.get(entry.physical_address)
-    _check(len(data), hashlib.sha256(data).hexdigest(), entry.size, entry.checksum, _what(entry))
+    check_bytes(data, entry)
     return data
+
+
+def check_bytes(data: bytes, entry: ObjectEntry) -> None:
+    """CorruptFile unless ``data`` is ``entry``'s recorded size and SHA-256."""
+    _check(len(data), hashlib.sha256(data).hexdigest(), entry.size, entry.checksum, _what(entry))
 
 
 def open_verified(store: ObjectStore, entry: ObjectEntry) -> BinaryIO:

@@ -20,7 +20,7 @@ from graveler.context import RepoContext
 from graveler.entry import ObjectEntry
 from graveler.errors import ObjectNotFound
 from graveler.listing import ListingPage, iter_entries, list_entries
-from graveler.objects import full_address, open_verified, read_verified
+from graveler.objects import check_bytes, full_address, open_verified, read_verified
 from graveler.objectstore.port import ObjectStore
 from graveler.staging import combined_records
 
@@ -99,10 +99,40 @@ def read_entry(repo: RepoContext, entry: ObjectEntry) -> bytes:
     return read_verified(*_located(repo, entry))
 
 
-def read_entry_later(repo: RepoContext, entry: ObjectEntry) -> Future[bytes]:
-    """:func:`read_entry` in a background thread: several large objects are read and
-    checked at once (reading and SHA-256 release the GIL), while the caller goes on."""
-    return in_background(read_entry, repo, entry)
+class EarlyRead:
+    """An entry's bytes, read in a background thread and usable before their check ends:
+    a caller parses them (:meth:`unchecked`) while their SHA-256 is computed, and waits for
+    :meth:`checked` before acting on anything they say. Several large objects are thus read
+    and checked at once (reading and hashing release the GIL) while the caller goes on."""
+
+    def __init__(self, repo: RepoContext, entry: ObjectEntry) -> None:
+        self._bytes: Future[bytes] = Future()
+        self._check: Future[None] = Future()
+        in_background(self._run, *_located(repo, entry))
+
+    def unchecked(self) -> bytes:
+        """The bytes as stored (the read's error, if it failed)."""
+        return self._bytes.result()
+
+    def checked(self) -> bytes:
+        """The bytes, once they are known to be the recorded ones (CorruptFile otherwise)."""
+        self._check.result()
+        return self._bytes.result()
+
+    def _run(self, store: ObjectStore, entry: ObjectEntry) -> None:
+        try:
+            data = store.get(entry.physical_address)
+        except BaseException as exc:
+            self._bytes.set_exception(exc)
+            self._check.set_exception(exc)
+            return
+        self._bytes.set_result(data)
+        try:
+            check_bytes(data, entry)
+        except BaseException as exc:
+            self._check.set_exception(exc)
+        else:
+            self._check.set_result(None)
 
 
 def open_entry(repo: RepoContext, entry: ObjectEntry) -> BinaryIO:

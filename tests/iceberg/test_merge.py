@@ -220,13 +220,15 @@ def test_strategies_merge_by_iceberg_rules_first(
     assert content(table(catalog)) == [(1, 1, "x"), (2, 1, "x"), (10, 2, "x"), (20, 1, "x")]
 
 
+@pytest.mark.parametrize("at", ["middle", "start"])
 @pytest.mark.parametrize("side", ["base", "source", "dest"])
 def test_a_damaged_metadata_file_fails_the_merge_and_changes_nothing(
-    catalog: GravelerCatalog, repo: Repository, tmp_path, side: str
+    catalog: GravelerCatalog, repo: Repository, tmp_path, side: str, at: str
 ):
-    """The three metadata files a merge reads (in the background, at once) are each checked
-    against their recorded SHA-256: one damaged on disk fails the merge with CorruptFile,
-    whichever side it is, and ``main`` stays where it was."""
+    """The three metadata files a merge reads (in the background, at once, parsed while
+    their SHA-256 is computed) are each checked before anything is decided: one damaged on
+    disk fails the merge with CorruptFile, whichever side it is, even when the damage makes
+    it unreadable JSON (``start``), and ``main`` stays where it was."""
     base = repo.stat("main", T + POINTER)
     table(catalog, "run").append(rows([10], 2))
     table(catalog, "main").append(rows([20], 1))
@@ -235,7 +237,7 @@ def test_a_damaged_metadata_file_fails_the_merge_and_changes_nothing(
     )
     path = tmp_path / "lake-ns" / entry.physical_address
     damaged = bytearray(path.read_bytes())
-    damaged[len(damaged) // 2] ^= 0x20
+    damaged[len(damaged) // 2 if at == "middle" else 0] ^= 0x20
     path.write_bytes(bytes(damaged))
     head = repo.resolve("main").commit.id
     with pytest.raises(CorruptFile, match="SHA-256"):

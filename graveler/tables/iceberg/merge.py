@@ -26,10 +26,10 @@ import gc
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from graveler.entry import ObjectEntry
-from graveler.reads import read_entry_later, stat_many
+from graveler.reads import EarlyRead, stat_many
 from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.basemeta import BaseMetadata
 from graveler.tables.iceberg.commit import JSON_TYPE, entry_of, metadata_address, present_at
@@ -60,19 +60,33 @@ def merge_table(ctx: TableMergeContext) -> list[TableChange]:
         return list(ctx.changes(Side.SOURCE))
     if base is not None and source.checksum == base.checksum:
         return []
-    # the three metadata files (each the table's whole history) are read and checked at once
-    reads = [read_entry_later(ctx.repo, entry) for entry in (source, dest, base) if entry]
+    # the three metadata files (each the table's whole history) are read and checked at
+    # once, and parsed while they are checked: nothing is decided before the checks end
+    reads = [EarlyRead(ctx.repo, entry) for entry in (source, dest, base) if entry]
     with _quiet_gc():  # what a merge decodes of a long history: many objects, none cyclic
-        mine, theirs = (jsonio.loads_metadata(done.result()) for done in reads[:2])
-        if base is None or mine.get("table-uuid") != theirs.get("table-uuid"):
-            message = "the table was created or replaced separately on the two sides"
-            raise conflict(ctx.root, "TableReplaced", message, None, None)
-        known = BaseMetadata(reads[2].result, mine, theirs)
+        with _checked(reads):
+            mine, theirs = (jsonio.loads_metadata(done.unchecked()) for done in reads[:2])
+            if base is None or mine.get("table-uuid") != theirs.get("table-uuid"):
+                message = "the table was created or replaced separately on the two sides"
+                raise conflict(ctx.root, "TableReplaced", message, None, None)
+            known = BaseMetadata(reads[2].unchecked, mine, theirs)
+            merged = merge_metadata(ctx.root, known, mine, theirs)
+            plan = _plan_main(ctx.root, known, mine, theirs)
         io = NamespaceIO(ctx.repo.store, ctx.repo.info.storage_namespace)
-        merged = merge_metadata(ctx.root, known, mine, theirs)
-        brought = _merge_main(ctx, io, merged, known, mine, theirs)
+        brought = _merge_main(ctx, io, merged, plan, mine, theirs)
         merge_refs(ctx.root, merged, known, mine, theirs, brought)
         return _changes(ctx, io, merged, (dest, theirs))
+
+
+@contextlib.contextmanager
+def _checked(reads: list[EarlyRead]) -> Iterator[None]:
+    """Leaving the block, normally or not, waits for every read's check: a damaged file is
+    reported as such (CorruptFile), not as whatever its bytes made the block raise."""
+    try:
+        yield
+    finally:
+        for done in reads:
+            done.checked()
 
 
 @contextlib.contextmanager
@@ -87,21 +101,36 @@ def _quiet_gc() -> Iterator[None]:
             gc.enable()
 
 
+class _MainPlan(NamedTuple):
+    """What the merge of the tables' ``main`` branches starts from."""
+
+    base: dict[str, Any] | None  # the base's main snapshot
+    dest: dict[str, Any] | None  # the destination's
+    todo: list[dict[str, Any]]  # the source's snapshots since the base, oldest first
+    taken: set[int]  # the destination's snapshot IDs (empty when there is nothing to do)
+
+
+def _plan_main(
+    root: str, base: BaseMetadata, source: dict[str, Any], dest: dict[str, Any]
+) -> _MainPlan:
+    b_main, d_main = base.main(), main_snapshot(dest)
+    todo = lineage(root, source, b_main)
+    return _MainPlan(b_main, d_main, todo, set(snapshot_ids(dest)) if todo else set())
+
+
 def _merge_main(
     ctx: TableMergeContext,
     io: NamespaceIO,
     merged: dict[str, Any],
-    base: BaseMetadata,
+    plan: _MainPlan,
     source: dict[str, Any],
     dest: dict[str, Any],
 ) -> set[int]:
     """Bring the source's main-branch snapshots into ``merged``; returns the IDs of the
     source snapshots now in it under their own ID and content (for the refs)."""
-    b_main, s_main, d_main = base.main(), main_snapshot(source), main_snapshot(dest)
-    todo = lineage(ctx.root, source, b_main)
+    b_main, d_main, todo, taken = plan
     if not todo:
         return set()
-    taken = set(snapshot_ids(dest))
     if same(d_main, b_main):
         for snap in todo:
             if snap["snapshot-id"] in taken:
@@ -119,6 +148,7 @@ def _merge_main(
         _set_main(merged, todo[-1], [(s["snapshot-id"], s["timestamp-ms"]) for s in todo])
         return {s["snapshot-id"] for s in todo}
     if int(merged.get("format-version", 2)) > 2:
+        s_main = main_snapshot(source)
         raise conflict(
             ctx.root,
             "UnsupportedFormatVersion",
