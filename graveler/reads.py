@@ -7,6 +7,7 @@ verified against the recorded size and SHA-256 as they are read.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
@@ -102,13 +103,12 @@ def read_entry(repo: RepoContext, entry: ObjectEntry) -> bytes:
 class EarlyRead:
     """An entry's bytes, read in a background thread and usable before their check ends:
     a caller parses them (:meth:`unchecked`) while their SHA-256 is computed, and waits for
-    :meth:`checked` before acting on anything they say. Several large objects are thus read
-    and checked at once (reading and hashing release the GIL) while the caller goes on."""
+    :meth:`checked` before acting on anything they say. See :func:`early_reads`."""
 
-    def __init__(self, repo: RepoContext, entry: ObjectEntry) -> None:
+    def __init__(self, repo: RepoContext, entry: ObjectEntry, one_check: threading.Lock) -> None:
         self._bytes: Future[bytes] = Future()
         self._check: Future[None] = Future()
-        in_background(self._run, *_located(repo, entry))
+        in_background(self._run, *_located(repo, entry), one_check)
 
     def unchecked(self) -> bytes:
         """The bytes as stored (the read's error, if it failed)."""
@@ -119,7 +119,7 @@ class EarlyRead:
         self._check.result()
         return self._bytes.result()
 
-    def _run(self, store: ObjectStore, entry: ObjectEntry) -> None:
+    def _run(self, store: ObjectStore, entry: ObjectEntry, one_check: threading.Lock) -> None:
         try:
             data = store.get(entry.physical_address)
         except BaseException as exc:
@@ -128,11 +128,20 @@ class EarlyRead:
             return
         self._bytes.set_result(data)
         try:
-            check_bytes(data, entry)
+            with one_check:
+                check_bytes(data, entry)
         except BaseException as exc:
             self._check.set_exception(exc)
         else:
             self._check.set_result(None)
+
+
+def early_reads(repo: RepoContext, entries: Sequence[ObjectEntry]) -> list[EarlyRead]:
+    """:class:`EarlyRead` of each entry: all are read at once (a remote store's latency is
+    paid once), then checked one at a time, so that the checks take one core beside the
+    caller's rather than every core (hashing releases the GIL)."""
+    one_check = threading.Lock()
+    return [EarlyRead(repo, entry, one_check) for entry in entries]
 
 
 def open_entry(repo: RepoContext, entry: ObjectEntry) -> BinaryIO:

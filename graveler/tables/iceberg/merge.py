@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from graveler.entry import ObjectEntry
-from graveler.reads import EarlyRead, stat_many
+from graveler.reads import EarlyRead, early_reads, stat_many
 from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.basemeta import BaseMetadata
 from graveler.tables.iceberg.commit import JSON_TYPE, entry_of, metadata_address, present_at
@@ -62,7 +62,7 @@ def merge_table(ctx: TableMergeContext) -> list[TableChange]:
         return []
     # the three metadata files (each the table's whole history) are read and checked at
     # once, and parsed while they are checked: nothing is decided before the checks end
-    reads = [EarlyRead(ctx.repo, entry) for entry in (source, dest, base) if entry]
+    reads = early_reads(ctx.repo, [entry for entry in (source, dest, base) if entry])
     with _quiet_gc():  # what a merge decodes of a long history: many objects, none cyclic
         with _checked(reads):
             mine, theirs = (jsonio.loads_metadata(done.unchecked()) for done in reads[:2])
