@@ -255,6 +255,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "graveler.uri",
             "graveler.keyspace",
             "graveler.lru",
+            "graveler.background",
             "graveler.extras",
         ),
     ),
