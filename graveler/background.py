@@ -2,7 +2,9 @@
 
 Reading, hashing, writing and fsyncing large objects release the GIL, so a merge can read
 and check several metadata files at once, or have its result flushed to disk while it goes
-on. Work submitted here must not wait on other work submitted here (the pool is small).
+on. Work submitted here must not wait for the result of other work submitted here (the
+pool is small, and that work may still be queued); waiting for a lock that such work holds
+only while it runs is fine.
 """
 
 from __future__ import annotations
