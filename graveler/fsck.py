@@ -43,10 +43,10 @@ from graveler.commits import commit_problem
 from graveler.committed.files import (
     TREE_PREFIX,
     MetarangeData,
-    RangeData,
     decode_metarange_file,
     decode_range_file,
 )
+from graveler.committed.rangedata import RangeData
 from graveler.committed.record import RangeInfo
 from graveler.errors import CorruptFile, InvalidArgument, ObjectNotFound, StorageError
 from graveler.gc.ledger import expired_commits

@@ -4,13 +4,16 @@ For every base range, in order:
 
 * if the writer is at a range boundary and no change falls inside or before the range, the
   range is reused whole (no I/O);
-* otherwise its records are merged with the changes that fall up to its max key and streamed
-  through the writer, which re-cuts them with the splitter.
+* otherwise, for a range of layout v2, block by block: a block no change falls in is copied
+  as bytes when the writer is at a block boundary, and the records of the others are merged
+  with their changes and streamed through the writer, which re-cuts them with the splitter;
+  a range of layout v1 is streamed through the writer record by record.
 
-A range is only reused at a boundary, and the last base range only when no change follows it,
-so the resulting partition equals the one a from-scratch write of the final records would give
-(the writer "resynchronises" with the base at the first cut that coincides with a base range
-end). Cost: the changes plus the ranges they touch, not the size of the tree.
+A range is only reused at a range boundary, a block only at a block boundary and only where
+the block rule ends a block, so the resulting partition equals the one a from-scratch write
+of the final records would give (the writer "resynchronises" with the base at the first cut
+that coincides with a base block or range end). Cost: the changes, the blocks they fall in and
+a copy of the rest of the ranges they touch, not the size of the tree.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from graveler.committed.files import TreeFiles
+from graveler.committed.layout import RangeLayout
+from graveler.committed.rangedata import RangeData
 from graveler.committed.record import RangeInfo, ValueRecord
 from graveler.committed.writer import TreeWriter
 from graveler.errors import InvalidArgument
@@ -41,6 +46,7 @@ class ApplySummary:
     changed: int = 0
     ranges_written: int = 0
     ranges_reused: int = 0
+    blocks_copied: int = 0
 
     @property
     def changes(self) -> int:
@@ -89,12 +95,44 @@ def apply_changes(
             continue
         limit = rng.max_key if i < last else None
         data = files.range(rng.id)
-        _merge_range(writer, data.records, data.keys, stream, limit, summary)
+        if data.layout is None:  # layout v1: every record goes through the writer
+            _merge_range(writer, data.records, data.keys, stream, limit, summary)
+        else:
+            _merge_blocks(writer, data, data.layout, stream, limit, summary)
     _merge_range(writer, [], [], stream, None, summary)
     metarange_id = writer.finish()
     summary.ranges_written = writer.ranges_written
     summary.ranges_reused = writer.ranges_reused
+    summary.blocks_copied = writer.blocks_copied
     return metarange_id, summary
+
+
+def _merge_blocks(
+    writer: TreeWriter,
+    data: RangeData,
+    layout: RangeLayout,
+    stream: _Changes,
+    limit: bytes | None,
+    summary: ApplySummary,
+) -> None:
+    """:func:`_merge_range` for a range of layout v2, a block at a time: a block that no
+    change falls in is copied as bytes when the writer is at a block boundary; the others
+    are merged with their changes record by record."""
+    final = len(layout) - 1
+    b = 0
+    while b <= final:
+        head = stream.head
+        untouched = final + 1 if head is None else bisect_left(layout.last_keys, head.key, b)
+        if untouched > b and writer.at_block_boundary:
+            run = writer.copyable(layout, b, untouched)
+            writer.copy_blocks(layout, b, b + run, data)
+            b += run
+            if run:
+                continue
+        first, end = layout.starts[b], layout.starts[b + 1]
+        bound = limit if b == final else layout.last_keys[b]
+        _merge_range(writer, data.records[first:end], data.keys[first:end], stream, bound, summary)
+        b += 1
 
 
 #: Records handed to the writer at a time while merging (bounds memory on huge imports).

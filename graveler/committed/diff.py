@@ -18,8 +18,9 @@ from itertools import compress, count
 from operator import ne
 from typing import NamedTuple
 
-from graveler.committed.files import RangeData, TreeFiles
+from graveler.committed.files import TreeFiles
 from graveler.committed.iterator import TreeIterator
+from graveler.committed.rangedata import RangeData
 from graveler.committed.record import FINGERPRINT_SIZE, RangeInfo, ValueRecord
 
 

@@ -1,32 +1,33 @@
 """Reading and writing range and metarange files of one storage namespace.
 
-Files live at ``<namespace>/_graveler/<id>`` where ``id`` is the content address computed by
-:class:`graveler.committed.record.FileHasher`. Reads go through the shared
-:class:`TieredCache`; every decode recomputes the ID from the decoded entries and refuses a
-mismatch with :class:`CorruptFile`, so damaged bytes are never served.
+Files live at ``<namespace>/_graveler/<id>`` where ``id`` is the file's content address: for
+a range of layout v2 (:mod:`graveler.committed.layout`, what the writer writes) the hash of
+its blocks' entries, for a metarange or a range of layout v1 the hash
+:class:`graveler.committed.record.FileHasher` computes over its records. Reads go through the
+shared :class:`TieredCache`; every decode recomputes the ID from the decoded file and refuses
+a mismatch with :class:`CorruptFile`, so damaged bytes are never served.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import threading
 from bisect import bisect_left
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from graveler.committed.cache import TieredCache
+from graveler.committed.layout import decode_v2, is_v2
+from graveler.committed.rangedata import RangeData
 from graveler.committed.record import (
     METARANGE_KIND,
     RANGE_KIND,
     RangeInfo,
-    ValueRecord,
     decode_range_info,
     decode_range_values,
     encode_range_info,
     file_id,
-    record_fingerprints,
 )
 from graveler.errors import CorruptFile, GravelerError, ObjectNotFound, StorageError
 from graveler.model import EMPTY_METARANGE_ID
@@ -36,36 +37,14 @@ from graveler.sstable import SstReader
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
+    from graveler.committed.rangebuild import BuiltRange
+
+T = TypeVar("T")
+
 TREE_PREFIX = "_graveler/"
 # Python object overhead per decoded record (tuple, three bytes objects, dict and list slots,
 # fingerprint).
 _RECORD_OVERHEAD = 266
-
-
-class RangeData:
-    """A decoded range: records in key order, a key index for point lookups, and the records'
-    fingerprints (:func:`record_fingerprints`) for comparing ranges without touching records."""
-
-    __slots__ = ("fingerprints", "id", "index", "keys", "nbytes", "records")
-
-    def __init__(
-        self,
-        range_id: str,
-        keys: list[bytes],
-        values: list[bytes],
-        records: list[ValueRecord],
-        nbytes: int,
-    ) -> None:
-        self.id = range_id
-        self.keys = keys
-        self.records = records
-        self.index: dict[bytes, ValueRecord] = dict(zip(keys, records, strict=True))
-        self.fingerprints = record_fingerprints(keys, values)
-        self.nbytes = nbytes
-
-    def seek(self, key: bytes) -> int:
-        """Position of the first record with key >= ``key``."""
-        return bisect_left(self.keys, key)
 
 
 class MetarangeData:
@@ -141,18 +120,12 @@ class TreeFiles:
 
     # --- writing -------------------------------------------------------------------------------
 
-    def write_range(
-        self, keys: list[bytes], values: list[bytes], records: list[ValueRecord], size: int
-    ) -> tuple[RangeInfo, Future[str]]:
-        """Write one range file (``values`` are encoded SST values of ``records``). The file
-        is built here and published to the store in the background: the returned future
-        gives its key once it is stored (durable only after :meth:`write_metarange`)."""
-        rid = file_id(RANGE_KIND, keys, values)
-        stored = self._write_file(rid, keys, values)
-        self.cache.put_decoded(
-            rid, RangeData(rid, keys, values, records, size), _cost(size, len(keys))
-        )
-        return RangeInfo(sys.intern(rid), keys[0], keys[-1], len(keys), size), stored
+    def store_range(self, built: BuiltRange) -> Future[str]:
+        """Publish a range file in the background (the returned future gives its key once it
+        is stored; durable only after :meth:`write_metarange`) and cache it decoded."""
+        self.cache.put_decoded(built.info.id, built.decoded, _range_cost(built.decoded))
+        self.files_written += 1
+        return _uploads().submit(self._publish, built.info.id, built.data)
 
     def write_metarange(
         self, ranges: Sequence[RangeInfo], pending: Sequence[Future[str]] = ()
@@ -174,9 +147,9 @@ class TreeFiles:
 
     def _write_file(self, fid: str, keys: list[bytes], values: list[bytes]) -> Future[str]:
         """Build the SST in memory, then store it in the background."""
-        from graveler.sstable.writer import table_bytes  # rocksdict: writes only
+        from graveler.sstable.builder import table_bytes
 
-        data = table_bytes(keys, values, self.scratch_dir)
+        data = table_bytes(keys, values, int(fid[:8], 16) or 1)
         self.files_written += 1
         return _uploads().submit(self._publish, fid, data)
 
@@ -211,11 +184,17 @@ class TreeFiles:
 
 
 def decode_range_file(range_id: str, data: bytes) -> RangeData:
-    keys, values = _read_sst(range_id, data)
+    """A range file of either layout, its content checked against its ID (CorruptFile)."""
+    reader = _open_sst(range_id, data)
+    if is_v2(reader):
+        keys, values, layout = _guarded(range_id, lambda: decode_v2(range_id, reader))
+        records = decode_range_values(keys, values)
+        return RangeData.of(range_id, keys, values, records, layout.entries_size(), layout)
+    keys, values = _guarded(range_id, reader.read_all)
     _check_id(range_id, RANGE_KIND, keys, values)
     records = decode_range_values(keys, values)
     size = sum(map(len, keys)) + sum(map(len, values))
-    return RangeData(range_id, keys, values, records, size)
+    return RangeData.of(range_id, keys, values, records, size)
 
 
 def decode_metarange_file(metarange_id: str, data: bytes) -> MetarangeData:
@@ -227,9 +206,21 @@ def decode_metarange_file(metarange_id: str, data: bytes) -> MetarangeData:
 
 
 def _read_sst(fid: str, data: bytes) -> tuple[list[bytes], list[bytes]]:
+    reader = _open_sst(fid, data)
+    return _guarded(fid, reader.read_all)
+
+
+def _open_sst(fid: str, data: bytes) -> SstReader:
+    return _guarded(fid, lambda: SstReader.from_bytes(data))
+
+
+def _guarded(fid: str, read: Callable[[], T]) -> T:
+    """``read()``, any failure reported as the file's corruption."""
     try:
-        return SstReader.from_bytes(data).read_all()
+        return read()
     except CorruptFile as exc:
+        if str(exc).startswith("tree file "):
+            raise
         raise CorruptFile(f"tree file {fid}: {exc}") from exc
     except GravelerError:
         raise
@@ -248,7 +239,8 @@ def _cost(size: int, count: int) -> int:
 
 
 def _range_cost(r: RangeData) -> int:
-    return _cost(r.nbytes, len(r.keys))
+    file_bytes = len(r.layout.data) if r.layout is not None else 0
+    return _cost(r.nbytes, len(r.keys)) + file_bytes
 
 
 #: Tree files stored at once by a process (their writes and fsyncs overlap; S3 uploads too).

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from graveler.committed.files import RangeData, TreeFiles
+from graveler.committed.files import TreeFiles
+from graveler.committed.rangedata import RangeData
 from graveler.committed.record import RangeInfo, ValueRecord
 
 

@@ -57,7 +57,7 @@ class CommittedManager:
         rng = ranges[i]
         if key < rng.min_key:
             return None
-        return self.files.range(rng.id).index.get(key)
+        return self.files.range(rng.id).get(key)
 
     def get_many(self, metarange_id: str, keys: Sequence[bytes]) -> list[ValueRecord | None]:
         """Records for ``keys`` (None where absent), aligned with the input.
@@ -81,7 +81,7 @@ class CommittedManager:
             if pos >= len(ranges):
                 continue
             members = groups[pos]
-            get = self.files.range(ranges[pos].id).index.get
+            get = self.files.range(ranges[pos].id).get
             for j, rec in zip(members, map(get, map(key_at, members)), strict=True):
                 out[j] = rec
         return out

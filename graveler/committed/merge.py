@@ -149,4 +149,4 @@ class _ForwardLookup:
             rng = it.range
         if key < rng.min_key:
             return None
-        return self._files.range(rng.id).index.get(key)
+        return self._files.range(rng.id).get(key)

@@ -1,6 +1,7 @@
-"""Records of committed trees and their byte encodings (graveler tree layout v1).
+"""Records of committed trees and their byte encodings.
 
-A **range** file is an SST whose entries are the records of a key interval:
+A **range** file is an SST whose entries are the records of a key interval (its file layout,
+v2 since the block-copying writer, is in :mod:`graveler.committed.layout`):
 
 * SST key   = the record key (raw bytes; trees are ordered bytewise).
 * SST value = ``0x01`` (layout version) | uvarint(len(identity)) | identity | value
@@ -11,10 +12,12 @@ A **metarange** file is an SST with one entry per range, in key order:
 * SST value = ``0x01`` | uvarint(len(range_id)) | range_id (ASCII hex) |
   uvarint(len(min_key)) | min_key | u64be(count) | u64be(size)
 
-File IDs are content addresses computed while writing (see :class:`FileHasher`): the SHA-256
-of a kind tag followed by each entry framed as ``u32be(len(key)) u32be(len(value)) key value``.
-They cover keys, identities *and* values, so a file whose decoded entries do not hash to its
-name is damaged (or not ours) and is refused.
+File IDs are content addresses computed while writing. A metarange's, and a range's of layout
+v1, is the SHA-256 of a kind tag followed by each entry framed as ``u32be(len(key))
+u32be(len(value)) key value`` (see :class:`FileHasher`); a range's of layout v2 covers its
+encoded entries (:func:`graveler.committed.layout.range_id_v2`). Either covers keys,
+identities *and* values, so a file whose decoded entries do not hash to its name is damaged
+(or not ours) and is refused.
 """
 
 from __future__ import annotations

@@ -129,6 +129,24 @@ class SstReader:
     def __len__(self) -> int:
         return self.num_entries
 
+    @property
+    def data(self) -> bytes:
+        """The whole file."""
+        return self._data
+
+    @property
+    def base_context_checksum(self) -> int:
+        """The footer's base context checksum (0 before format version 6)."""
+        return self._footer.base_context_checksum
+
+    def block_handles(self) -> tuple[list[tuple[int, int]], list[bytes]]:
+        """The data blocks' ``(offset, size)`` handles and index keys (user keys), in order."""
+        return self._handles, self._index_keys
+
+    def verify_block(self, i: int) -> None:
+        """Check data block ``i`` against its checksum (once per reader); CorruptFile."""
+        self._block(i)
+
     # --- lookups -------------------------------------------------------------------------------
 
     def get(self, key: bytes) -> bytes | None:
