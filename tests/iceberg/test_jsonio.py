@@ -19,7 +19,13 @@ from graveler.repository import Repository
 from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.jsonio import LazyArray
 from graveler.tables.iceberg.names import POINTER
-from graveler.tables.iceberg.snapshots import by_id, main_snapshot, snapshot_ids, snapshots_except
+from graveler.tables.iceberg.snapshots import (
+    appended,
+    by_id,
+    main_snapshot,
+    snapshot_ids,
+    snapshots_except,
+)
 from tests.iceberg.helpers import content, forked_catalog, rows
 
 AWKWARD = ["plain", "]", "[", '"]}', "\\", "é ☃ \u0000", '{"snapshot-id": 5}', ""]
@@ -79,6 +85,8 @@ def test_a_lazy_document_reads_and_writes_as_the_plain_one(seed: int) -> None:
         doc_["snapshots"] = jsonio.extended(doc_["snapshots"], added)
         doc_["snapshots"] = jsonio.extended(doc_["snapshots"], added[:1])
     assert orjson.loads(jsonio.dumps(lazy)) == orjson.loads(jsonio.dumps(plain))
+    assert b"".join(jsonio.dumps_chunks(lazy)) == jsonio.dumps(lazy)
+    assert b"".join(jsonio.dumps_chunks(plain)) == jsonio.dumps(plain)
     assert list(lazy["snapshots"]) == plain["snapshots"]
     if isinstance(lazy["snapshots"], LazyArray):
         ids = [s.get("snapshot-id") if isinstance(s, dict) else None for s in plain["snapshots"]]
@@ -109,14 +117,36 @@ def test_snapshot_lookups_agree_with_the_plain_document(seed: int) -> None:
 
 
 def test_only_what_is_read_is_decoded() -> None:
+    """The newest snapshots are found from the array's end without reading the others; a
+    lookup further back reads the IDs and the bounds in one pass each and decodes one
+    snapshot."""
     snapshots = [{"snapshot-id": i, "parent-snapshot-id": i - 1} for i in range(1, 1001)]
     doc = {"snapshots": snapshots, "refs": {"main": {"snapshot-id": 1000}}}
     lazy = jsonio.loads_metadata(orjson.dumps(doc))
-    array = lazy["snapshots"]
+    stored = lazy["snapshots"]._stored
     assert main_snapshot(lazy) == snapshots[-1]
     assert by_id(lazy)[990] == snapshots[989]
+    assert (len(stored.from_end), stored.decoded, stored.keys, stored._bounds) == (11, {}, {}, None)
+    assert by_id(lazy)[5] == snapshots[4]  # past the tail lookups: by the IDs read once
+    assert by_id(lazy)[999] == snapshots[998]
+    assert sorted(stored.decoded) == [4, 998]
+    assert stored.decoded[998] is stored.from_end[1]  # found again, not built again
     assert len(snapshot_ids(lazy)) == 1000
-    assert sorted(array._stored.decoded) == [989, 999]  # two snapshots built, not a thousand
+    built = {id(x) for x in [*stored.from_end.values(), *stored.decoded.values()]}
+    assert len(built) == jsonio.TAIL_LOOKUPS + 1
+
+
+def test_what_an_extended_history_added_is_known_without_reading_it() -> None:
+    lazy = jsonio.loads_metadata(b'{"snapshots": [{"snapshot-id": 1}, {"snapshot-id": 2}]}')
+    first = {"snapshot-id": 3}
+    grown = dict(lazy, snapshots=jsonio.extended(lazy["snapshots"], [first]))
+    more = dict(grown, snapshots=jsonio.extended(grown["snapshots"], [{"snapshot-id": 4}]))
+    assert appended(lazy, more) == [first, {"snapshot-id": 4}]
+    assert appended(grown, more) == [{"snapshot-id": 4}]
+    assert appended(more, grown) is None  # not an extension of it
+    other = jsonio.loads_metadata(b'{"snapshots": [{"snapshot-id": 1}, {"snapshot-id": 2}]}')
+    assert appended(other, more) is None  # the same text, read apart: not known to be
+    assert lazy["snapshots"]._stored._bounds is None and not lazy["snapshots"]._stored.keys
 
 
 @pytest.mark.parametrize("text", [b"[]", b"[ \n ]", b'[{"a": "]"}]', b"[1, [2, 3], {}]"])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -23,7 +23,7 @@ from pyiceberg.io import FileIO, InputFile, InputStream, OutputFile, OutputStrea
 
 from graveler.background import in_background
 from graveler.errors import InvalidArgument, ObjectNotFound
-from graveler.objectstore.port import ObjectStore
+from graveler.objectstore.port import ObjectInfo, ObjectStore
 from graveler.tables.iceberg.names import address_of
 
 #: Bytes of small table files kept per IO (metadata files and manifests are read repeatedly
@@ -91,17 +91,25 @@ class NamespaceIO(FileIO):
         self.written[address] = done
         return done
 
-    def write_later(self, address: str, data: bytes) -> Callable[[], WrittenFile]:
-        """:meth:`write`, whose waiting for the disk happens in a background thread while
-        the caller goes on: the bytes are handed to the store here, the flush runs there. The
-        answer waits for it and returns what :meth:`write` does."""
+    def write_later(
+        self, address: str, chunks: Sequence[bytes | memoryview]
+    ) -> Callable[[], WrittenFile]:
+        """:meth:`write` of the concatenated ``chunks``, done in a background thread while
+        the caller goes on: the name is taken here (an existing one is refused at once), the
+        bytes are hashed, written and flushed there. The answer waits for it and returns what
+        :meth:`write` does; the chunks must not change meanwhile."""
         writer = self.store.open_writer(address, fresh=True)
-        try:
-            writer.write(data)
-        except BaseException:
-            writer.abort()
-            raise
-        publishing = in_background(writer.commit)
+
+        def store() -> ObjectInfo:
+            try:
+                for chunk in chunks:
+                    writer.write(chunk)
+            except BaseException:
+                writer.abort()
+                raise
+            return writer.commit()
+
+        publishing = in_background(store)
 
         def written() -> WrittenFile:
             info = publishing.result()

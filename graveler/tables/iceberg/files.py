@@ -25,7 +25,7 @@ from graveler.entry import ObjectEntry
 from graveler.errors import CorruptFile, GravelerError
 from graveler.tables.iceberg.fileio import NamespaceIO
 from graveler.tables.iceberg.names import key_for
-from graveler.tables.iceberg.snapshots import snapshot_ids, snapshots_except
+from graveler.tables.iceberg.snapshots import appended, snapshot_ids, snapshots_except
 
 #: Which of these keys the tree already has.
 Present = Callable[[list[str]], set[str]]
@@ -109,9 +109,11 @@ def transition(
     area (InvalidArgument)."""
     location = io.address(new["location"])
     old_ids = set(snapshot_ids(old))
-    new_ids = set(snapshot_ids(new))
+    # a merge's metadata extends the destination's history: nothing in it was removed
+    extra = appended(old, new)
+    removed = extra is None and bool(old_ids - set(snapshot_ids(new)))
     reshaped = old is not None and (
-        bool(old_ids - new_ids)
+        removed
         or bool(statistics_files(old) - statistics_files(new))
         or old.get("location") != new.get("location")
     )
@@ -120,7 +122,11 @@ def transition(
         return _full(io, root, location, old, new, present, entry_for)
     uris = statistics_files(new) - (statistics_files(old) if old else set())
     seen: set[str] = set()
-    for snapshot in snapshots_except(new, old_ids):
+    if extra is None:
+        added = snapshots_except(new, old_ids)
+    else:
+        added = [s for s in extra if s.get("snapshot-id") not in old_ids]
+    for snapshot in added:
         uris.update(_new_files(io, root, location, snapshot, seen, present))
     return _adding(io, root, location, uris, present, entry_for)
 

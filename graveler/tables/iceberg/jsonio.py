@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Iterable, Sequence
+from operator import attrgetter, is_not
 from typing import Any, overload
+
+from graveler.tables.iceberg.jsontail import TailScanner
 
 try:
     import orjson
@@ -46,6 +50,28 @@ def dumps(doc: Any) -> bytes:
     if orjson is not None:
         return orjson.dumps(doc, default=_fragment)
     return json.dumps(doc, separators=(",", ":")).encode()  # no LazyArray without orjson
+
+
+def dumps_chunks(doc: dict[str, Any]) -> list[bytes | memoryview]:
+    """:func:`dumps` of ``doc`` as pieces whose concatenation is its JSON: the text of each
+    :class:`LazyArray` in its top level is a piece of its own, not copied (what the merged
+    metadata file is written from)."""
+    lazy = {key: value for key, value in doc.items() if isinstance(value, LazyArray)}
+    if orjson is None or not lazy:
+        return [dumps(doc)]
+    token = f"graveler-lazy-array-{uuid.uuid4().hex}"
+    marks = {key: f"{token}-{i}" for i, key in enumerate(lazy)}
+    text = dumps({key: marks.get(key, value) for key, value in doc.items()})
+    pieces: list[bytes | memoryview] = []
+    for key, mark in marks.items():
+        quoted = orjson.dumps(mark)
+        head, found, text = text.partition(quoted)
+        if not found or quoted in text:
+            return [dumps(doc)]
+        pieces.append(head)
+        pieces += lazy[key].json_pieces()
+    pieces.append(text)
+    return pieces
 
 
 def loads_metadata(data: bytes) -> Any:
@@ -78,16 +104,21 @@ def extended(array: Sequence[Any] | None, items: Iterable[Any]) -> Sequence[Any]
 class _Stored:
     """The text of a :class:`LazyArray` and what was read from it, shared by the arrays
     :meth:`LazyArray.plus` makes. The elements' bounds are found when first needed: an
-    array that is only extended (a merge's ``snapshot-log``) is never split."""
+    array that is only extended (a merge's ``snapshot-log``) is never split, and the last
+    elements are found from the end (:class:`~graveler.tables.iceberg.jsontail.TailScanner`)
+    without the others."""
 
-    __slots__ = ("_bounds", "decoded", "keys", "positions", "text")
+    __slots__ = ("_bounds", "_tail", "decoded", "from_end", "keys", "positions", "text", "wide")
 
     def __init__(self, text: bytes | memoryview) -> None:
         self.text = text
         self._bounds: list[Any] | None = None
-        self.decoded: dict[int, Any] = {}
+        self._tail: TailScanner | None = None
+        self.decoded: dict[int, Any] = {}  # by index
+        self.from_end: dict[int, Any] = {}  # by index from the end (0: the last), read by tail
         self.keys: dict[str, tuple[Any, ...]] = {}
         self.positions: dict[str, dict[Any, int]] = {}
+        self.wide = False  # a lookup went past TAIL_LOOKUPS: look up by positions from now on
 
     @property
     def bounds(self) -> list[Any]:
@@ -95,11 +126,46 @@ class _Stored:
             self._bounds = _ARRAY.decode(self.text)
         return self._bounds
 
+    def known_count(self) -> int | None:
+        """How many elements the text holds, if a read made so far tells."""
+        if self._bounds is not None:
+            return len(self._bounds)
+        if self.keys:
+            return len(next(iter(self.keys.values())))
+        if self._tail is not None and self._tail.complete:
+            return len(self._tail.spans)
+        return None
+
     def count(self) -> int:
         """How many elements the text holds (from any one-pass read already made)."""
-        if self._bounds is None and self.keys:
-            return len(next(iter(self.keys.values())))
-        return len(self.bounds)
+        known = self.known_count()
+        return len(self.bounds) if known is None else known
+
+    def element(self, index: int) -> Any:
+        """Element ``index`` (0 <= index < count), decoded once."""
+        found = self.decoded.get(index)
+        if found is None:
+            found = self.from_end.get(self.count() - 1 - index)
+            if found is None:
+                found = orjson.loads(memoryview(self.bounds[index]))
+            self.decoded[index] = found
+        return found
+
+    def last(self, k: int) -> Any:
+        """The ``k``-th element from the end (0: the last), read from the end:
+        :data:`_UNREACHABLE` when the tail scan cannot tell, :data:`_NONE` past the start."""
+        found = self.from_end.get(k)
+        if found is not None:
+            return found
+        count = self.known_count()
+        if self._bounds is not None and count is not None:
+            return _NONE if k >= count else self.element(count - 1 - k)
+        if self._tail is None:
+            self._tail = TailScanner(self.text)
+        if self._tail.span(k) is None:
+            return _NONE if self._tail.complete else _UNREACHABLE
+        found = self.from_end[k] = orjson.loads(self._tail.element(k))
+        return found
 
     def empty(self) -> bool:
         return _EMPTY.match(self.text) is not None
@@ -121,6 +187,9 @@ class LazyArray(Sequence[Any]):
     def __len__(self) -> int:
         return self._stored.count() + len(self._added)
 
+    def __bool__(self) -> bool:  # without counting the elements
+        return bool(self._added) or not self._stored.empty()
+
     @overload
     def __getitem__(self, index: int) -> Any: ...
     @overload
@@ -135,9 +204,41 @@ class LazyArray(Sequence[Any]):
         stored = self._stored
         if index >= stored.count():
             return self._added[index - stored.count()]
-        if index not in stored.decoded:
-            stored.decoded[index] = orjson.loads(memoryview(stored.bounds[index]))
-        return stored.decoded[index]
+        return stored.element(index)
+
+    def find_last(self, key: str, value: Any) -> Any:
+        """The last element whose ``key`` is ``value`` (not None), or :data:`MISSING`: looked
+        for from the end (the newest elements, what merges read), by positions past
+        :data:`TAIL_LOOKUPS` elements or where the tail scan cannot tell."""
+        for item in reversed(self._added):
+            if _get(item, key) == value:
+                return item
+        stored = self._stored
+        if not stored.wide and key not in stored.positions:
+            for k in range(TAIL_LOOKUPS):
+                item = stored.last(k)
+                if item is _NONE:
+                    return MISSING
+                if item is _UNREACHABLE:
+                    break
+                if _get(item, key) == value:
+                    return item
+            stored.wide = True
+        at = stored.positions.get(key)
+        if at is None:
+            at = LazyArray(b"", _shared=stored).positions(key)
+        index = at.get(value)
+        return MISSING if index is None else stored.element(index)
+
+    def added_since(self, earlier: LazyArray) -> list[Any] | None:
+        """The elements this array has after all of ``earlier``'s, when it was made from
+        ``earlier`` by adding (:meth:`plus`); else None."""
+        if self._stored is not earlier._stored:
+            return None
+        count = len(earlier._added)
+        if len(self._added) < count or any(map(is_not, self._added, earlier._added)):
+            return None
+        return self._added[count:]
 
     def plus(self, items: Iterable[Any]) -> LazyArray:
         """A new array: this one followed by ``items``."""
@@ -153,7 +254,7 @@ class LazyArray(Sequence[Any]):
         found = stored.keys.get(key)
         if found is None:
             try:
-                found = tuple(row.value for row in _keyed_decoder(key).decode(stored.text))
+                found = tuple(map(_VALUE, _keyed_decoder(key).decode(stored.text)))
             except msgspec.DecodeError:  # an element that is not an object
                 found = tuple(_get(self[i], key) for i in range(len(stored.bounds)))
             stored.keys[key] = found
@@ -174,12 +275,24 @@ class LazyArray(Sequence[Any]):
 
     def to_json(self) -> bytes:
         """The array's compact JSON."""
-        text = self._stored.text
+        return b"".join(self.json_pieces())
+
+    def json_pieces(self) -> list[bytes | memoryview]:
+        """Pieces whose concatenation is :meth:`to_json` (the stored text is not copied)."""
+        text = memoryview(self._stored.text)
         if not self._added:
-            return bytes(text)
+            return [text]
         added = b",".join(orjson.dumps(x, default=_fragment) for x in self._added)
-        head = memoryview(text)[:-1]  # the text is exactly the array: it ends with "]"
-        return b"".join((head, b"" if self._stored.empty() else b",", added, b"]"))
+        head = text[:-1]  # the text is exactly the array: it ends with "]"
+        return [head, b"" if self._stored.empty() else b",", added, b"]"]
+
+
+#: Elements looked at from the end by :meth:`LazyArray.find_last` before it reads positions.
+TAIL_LOOKUPS = 64
+#: What :meth:`LazyArray.find_last` answers when no element matches.
+MISSING: Any = object()
+_NONE: Any = object()  # past the array's start
+_UNREACHABLE: Any = object()  # the tail scan cannot tell
 
 
 def _get(item: Any, key: str) -> Any:
@@ -193,6 +306,7 @@ def _fragment(value: Any) -> Any:
 
 
 _KEYED: dict[str, Any] = {}
+_VALUE = attrgetter("value")
 
 
 def _keyed_decoder(key: str) -> Any:

@@ -252,11 +252,10 @@ def _changes(
     merged["last-updated-ms"] = max(
         int(time.time() * 1000), int(dest[1].get("last-updated-ms", 0)) + 1
     )
-    raw = jsonio.dumps(merged)
     location = io.address(merged["location"])
-    # the merged metadata file (the table's whole history) is flushed while the tree
-    # changes are worked out
-    written = io.write_later(metadata_address(location, dest_uri), raw)
+    # the merged metadata file (the table's whole history) is written while the tree
+    # changes are worked out, from pieces: the history arrays' text is not copied
+    written = io.write_later(metadata_address(location, dest_uri), jsonio.dumps_chunks(merged))
     pointer = ctx.root + POINTER
     files = transition(
         io, ctx.root, dest[1], merged, present_at(ctx.repo, ctx.dest), _entries(ctx, io)

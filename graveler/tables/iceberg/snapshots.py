@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from graveler.tables.iceberg.jsonio import LazyArray
+from graveler.tables.iceberg.jsonio import MISSING, LazyArray
 
 
 def main_snapshot(doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -51,23 +51,35 @@ def snapshots_except(doc: dict[str, Any], ids: set[int]) -> list[dict[str, Any]]
     return [s for s in snapshots if s["snapshot-id"] not in ids]
 
 
+def appended(old: dict[str, Any] | None, new: dict[str, Any]) -> list[Any] | None:
+    """The snapshots ``new`` lists after all of ``old``'s, when its list is known to be
+    ``old``'s extended (a :class:`LazyArray` made from it by adding); else None."""
+    before = (old or {}).get("snapshots")
+    after = new.get("snapshots")
+    if isinstance(before, LazyArray) and isinstance(after, LazyArray):
+        return after.added_since(before)
+    return None
+
+
 class _ByID(Mapping[int, dict[str, Any]]):
-    """Snapshots of a LazyArray by ID: the IDs are read in one pass, a snapshot is decoded
-    when looked up (a later duplicate ID wins, as in a dict built in order)."""
+    """Snapshots of a LazyArray by ID, each decoded when looked up: found from the array's
+    end (a merge looks up the newest), else through the IDs read in one pass (a later
+    duplicate ID wins, as in a dict built in order)."""
 
     def __init__(self, snapshots: LazyArray) -> None:
         self._snapshots = snapshots
-        self._at = snapshots.positions("snapshot-id")
 
     def __getitem__(self, sid: int) -> dict[str, Any]:
-        found: dict[str, Any] = self._snapshots[self._at[sid]]
+        found: dict[str, Any] = self._snapshots.find_last("snapshot-id", sid)
+        if found is MISSING or sid is None:
+            raise KeyError(sid)
         return found
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._at)
+        return iter(self._snapshots.positions("snapshot-id"))
 
     def __len__(self) -> int:
-        return len(self._at)
+        return len(self._snapshots.positions("snapshot-id"))
 
 
 def main_lineage(doc: dict[str, Any] | None) -> list[dict[str, Any]]:
