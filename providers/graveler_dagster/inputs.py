@@ -89,10 +89,8 @@ class InputSources:
                 publish_or_fail(self.gv, self.repo, instance, upstream, self.strategy)
             return rec.commit
         if upstream.status in _FAILED:
-            target = self.repo.get_commit(self.head())
-            lineage.restate(
-                instance, self.repo, target, [rec.run_id], ui_base=self.gv.graveler_ui_url
-            )
+            target, ui = self.gv.target(self.repo), self.gv.graveler_ui_url
+            lineage.restate(instance, self.repo, target, [rec.run_id], ui_base=ui)
             return None
         self.context.log.warning(
             f"graveler: the latest materialization of {key.to_user_string()} belongs to run "

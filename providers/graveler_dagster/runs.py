@@ -50,7 +50,7 @@ META_PREFIX = "::lakefs::Dagster::"
 #: Prefix of a Dagster run's identity in graveler (:data:`graveler.runs.RUN_KEY`).
 IDENTITY_PREFIX = "dagster/"
 TAG_BRANCH = "graveler/branch"
-TAG_MERGE = "graveler/merge"
+TAG_MERGE = lineage.TAG_MERGE  # one definition: lineage reads it to tell settled runs
 TAG_MERGE_COMMIT = "graveler/merge_commit"
 #: A run tag choosing the merge strategy its publication uses, over the sensor's ("none":
 #: conflicts refuse it, as Iceberg jobs that must not overwrite each other want).
@@ -174,11 +174,16 @@ def publish_run(
     table_strategy: str | None = None,
 ) -> Publication:
     """Publish ``dagster_run`` into the target exactly once (:func:`graveler.runs.publish`),
-    then retire the kept branches of the runs it re-executes, restate in Dagster the assets
-    they materialized (now published by this run), and tag the run ``graveler/merge:
-    merged`` with ``graveler/merge_commit``. The run's :data:`TAG_STRATEGY` tag overrides
-    ``strategy``. A refused merge (a conflict of files with no strategy or of a table with no
-    ``table_strategy``, a target with
+    then retire the kept branches of the runs it re-executes, tag the run ``graveler/merge:
+    merged`` with ``graveler/merge_commit``, and bring Dagster's latest materialization of
+    every asset the run (or a run it re-executes) materialized into agreement with the
+    target (:func:`graveler_dagster.lineage.restate`): what its parents materialized is
+    restated as published by this run, and an asset whose latest materialization names a
+    version the target does not hold (the merges of runs that wrote it landed in another
+    order than Dagster stored their materializations, or the strategy kept the target's
+    side) is restated as the target's. A replayed publication does the same again. The
+    run's :data:`TAG_STRATEGY` tag overrides ``strategy``. A refused merge (a conflict of
+    files with no strategy or of a table with no ``table_strategy``, a target with
     uncommitted changes, or one that moved when the resource publishes by fast-forward only)
     keeps the branch, tags the run ``graveler/merge: failed``, restates the assets it
     materialized as the versions the target holds (so Dagster never names data that was not
@@ -210,8 +215,8 @@ def publish_run(
         )
     except REFUSED:
         instance.add_run_tags(dagster_run.run_id, {TAG_MERGE: "failed", TAG_BRANCH: run.branch})
-        target = repo.resolve(gv.target(repo)).commit
-        lineage.restate(instance, repo, target, [dagster_run.run_id], ui_base=gv.graveler_ui_url)
+        target, ids = gv.target(repo), [dagster_run.run_id]
+        lineage.restate(instance, repo, target, ids, ui_base=gv.graveler_ui_url)
         raise
     if pub.merge is not None:
         _after_publication(gv, repo, instance, dagster_run, pub.merge.commit)
@@ -234,18 +239,13 @@ def _after_publication(
     dagster_run: DagsterRun,
     merged: Commit,
 ) -> None:
-    ancestors = run_lineage(instance, dagster_run)[1:]
-    for ancestor in ancestors:
+    """Retire the parents' kept branches, tag the run merged, then restate (see
+    :func:`publish_run`). The tag comes first: a concurrent publication that finds this
+    run's materialization latest leaves it alone until then, and this run's own check, made
+    after the tag, sees that publication's merge."""
+    ids = run_lineage(instance, dagster_run)
+    for ancestor in ids[1:]:
         runs.retire(repo, run_of(gv, repo, ancestor), merged)
-    if ancestors:
-        lineage.restate(
-            instance,
-            repo,
-            merged,
-            ancestors,
-            published_by=dagster_run.run_id,
-            ui_base=gv.graveler_ui_url,
-        )
     instance.add_run_tags(
         dagster_run.run_id,
         {
@@ -253,6 +253,14 @@ def _after_publication(
             TAG_MERGE_COMMIT: merged.id,
             TAG_BRANCH: gv.run_branch_name(dagster_run.run_id),
         },
+    )
+    lineage.restate(
+        instance,
+        repo,
+        gv.target(repo),
+        ids,
+        published_by=dagster_run.run_id,
+        ui_base=gv.graveler_ui_url,
     )
 
 

@@ -143,8 +143,8 @@ def build_graveler_failure_sensor(
     def _failed(context: RunFailureSensorContext, graveler: GravelerResource) -> SkipReason | None:
         run_id = context.dagster_run.run_id
         repo = graveler.get_repository()
-        head = repo.resolve(graveler.target(repo)).commit
-        lineage.restate(context.instance, repo, head, [run_id], ui_base=graveler.graveler_ui_url)
+        target, ui = graveler.target(repo), graveler.graveler_ui_url
+        lineage.restate(context.instance, repo, target, [run_id], ui_base=ui)
         branch = graveler.run_branch_name(run_id)
         if delete_branch:
             if discard_run_branch(graveler, repo, run_id):

@@ -178,8 +178,12 @@ def test_delta_runs_publish_as_delta_transactions(
     for run_id in (*appends, race_append):
         dep.wait_tag(run_id, "graveler/merge", "merged")
     dep.wait_tag(overwrite, "graveler/merge", "failed")
-    reasons = [r for r in dep.skip_reasons(MERGE_SENSOR) if overwrite in r]
-    assert reasons and f"delta table {DELTA_TABLE!r}" in reasons[0], reasons
+    # the tag is set while the sensor evaluates; the daemon stores the tick's skip reason after
+    reasons = wait_for(
+        lambda: [r for r in dep.skip_reasons(MERGE_SENSOR) if overwrite in r],
+        "the merge sensor's skip reason for the refused run",
+    )
+    assert f"delta table {DELTA_TABLE!r}" in reasons[0], reasons
     assert "ConcurrentAppend" in reasons[0]
     rows = _delta_rows(lake, tmp_path / "main")
     assert rows == [[1, "a"], [11, "a"], [12, "a"], [2, "b"], [20, "a"]]
