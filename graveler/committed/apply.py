@@ -80,9 +80,11 @@ def apply_changes(
     settings: RangeSettings,
     base_ranges: Sequence[RangeInfo],
     changes: Iterable[Change],
+    sync_with: Sequence[str] = (),
 ) -> tuple[str, ApplySummary]:
     """Apply ``changes`` over the tree whose ranges are ``base_ranges``; returns the new
-    metarange ID and what changed."""
+    metarange ID and what changed, once the tree is durable, with the objects ``sync_with``
+    names (written with ``durable=False``)."""
     writer = TreeWriter(files, settings)
     summary = ApplySummary()
     stream = _Changes(changes)
@@ -100,7 +102,7 @@ def apply_changes(
         else:
             _merge_blocks(writer, data, data.layout, stream, limit, summary)
     _merge_range(writer, [], [], stream, None, summary)
-    metarange_id = writer.finish()
+    metarange_id = writer.finish(sync_with)
     summary.ranges_written = writer.ranges_written
     summary.ranges_reused = writer.ranges_reused
     summary.blocks_copied = writer.blocks_copied

@@ -10,8 +10,6 @@ a mismatch with :class:`CorruptFile`, so damaged bytes are never served.
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
@@ -70,11 +68,9 @@ EMPTY_METARANGE = MetarangeData(EMPTY_METARANGE_ID, [])
 class TreeFiles:
     """Range/metarange file access for one storage namespace."""
 
-    def __init__(self, store: ObjectStore, cache: TieredCache, scratch_dir: str | None = None):
+    def __init__(self, store: ObjectStore, cache: TieredCache):
         self.store = store
         self.cache = cache
-        self.scratch_dir = scratch_dir or _default_scratch(cache)
-        os.makedirs(self.scratch_dir, exist_ok=True)
         #: A local store is its own disk tier: a second copy of its files on the same kind of
         #: disk saves no reads, and writing it delays the fsyncs of a commit (ext4's ordered
         #: mode flushes it with them).
@@ -128,12 +124,15 @@ class TreeFiles:
         return _uploads().submit(self._publish, built.info.id, built.data)
 
     def write_metarange(
-        self, ranges: Sequence[RangeInfo], pending: Sequence[Future[str]] = ()
+        self,
+        ranges: Sequence[RangeInfo],
+        pending: Sequence[Future[str]] = (),
+        sync_with: Sequence[str] = (),
     ) -> str:
         """Write the metarange of ``ranges`` (key order); the empty tree has ID ``""``.
-        Returns once it and the ``pending`` range files are all stored and durable (the
-        first failure is raised): the files are fsynced as they are stored, their directory
-        once for the whole tree (``ObjectStore.sync``)."""
+        Returns once it, the ``pending`` range files and the objects ``sync_with`` names
+        (committed with ``durable=False``) are all stored and durable (the first failure is
+        raised), made durable together (``ObjectStore.sync``)."""
         stored = list(pending)
         mid = EMPTY_METARANGE_ID
         if ranges:
@@ -142,7 +141,7 @@ class TreeFiles:
             mid = file_id(METARANGE_KIND, keys, values)
             stored.append(self._write_file(mid, keys, values))
             self.cache.put_decoded(mid, MetarangeData(mid, list(ranges)), 64 + 200 * len(ranges))
-        self.store.sync([future.result() for future in stored])
+        self.store.sync([*(future.result() for future in stored), *sync_with])
         return mid
 
     def _write_file(self, fid: str, keys: list[bytes], values: list[bytes]) -> Future[str]:
@@ -257,9 +256,3 @@ def _uploads() -> ThreadPoolExecutor:
 
             _uploader = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="graveler-tree")
         return _uploader
-
-
-def _default_scratch(cache: TieredCache) -> str:
-    if cache.directory is not None:
-        return os.path.join(cache.directory, "scratch")
-    return os.path.join(tempfile.gettempdir(), "graveler-scratch")

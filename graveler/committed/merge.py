@@ -65,10 +65,12 @@ class PrefixOverride:
     """Key prefixes whose merged contents were decided above the tree (a table merged as a
     table, see :mod:`graveler.tables`): the source's changes under them are ignored and
     ``changes`` (key-ordered, every key under one of the prefixes) are applied over the
-    destination instead."""
+    destination instead. ``unsynced``: store keys of objects written for those changes with
+    ``durable=False``, made durable with the merged tree."""
 
     prefixes: tuple[bytes, ...]
     changes: tuple[Change, ...]
+    unsynced: tuple[str, ...] = ()
 
     def covers(self, key: bytes) -> bool:
         return any(key.startswith(p) for p in self.prefixes)
@@ -92,7 +94,8 @@ def merge_trees(
     changes = _resolve(files, diff, dest, strategy, conflicts, resolver)
     if override is not None and override.changes:
         changes = heapq.merge(changes, override.changes, key=lambda c: c.key)
-    metarange_id, summary = apply_changes(files, settings, dest, changes)
+    unsynced = override.unsynced if override is not None else ()
+    metarange_id, summary = apply_changes(files, settings, dest, changes, unsynced)
     if conflicts:
         raise MergeConflict(conflicts)
     return metarange_id, summary

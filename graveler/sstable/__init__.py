@@ -1,10 +1,12 @@
 """Sorted string tables: the immutable files that hold graveler's committed data.
 
-"Graveler sstable layout v1" (:data:`FORMAT_VERSION`) is the RocksDB block-based table format
-(footer format version 6), uncompressed, with XXH3 block checksums. Files are written by
-:class:`SstWriter` (RocksDB's ``SstFileWriter`` via rocksdict) and read by :class:`SstReader`, a
-pure-Python decoder that verifies every checksum. See :mod:`graveler.sstable.format` for the
-on-disk layout.
+Graveler's tables are RocksDB block-based tables (footer format version 6), uncompressed,
+with XXH3 block checksums. :mod:`graveler.sstable.builder` writes them in Python a block at a
+time ("graveler sstable layout v2": entries stored whole, blocks placed by the caller and
+copyable between tables). Layout v1 files, written by RocksDB's own ``SstFileWriter``
+(:class:`SstWriter`, via rocksdict), were what graveler wrote before and are still read.
+:class:`SstReader` is a pure-Python decoder of both that verifies every checksum. See
+:mod:`graveler.sstable.format` for the on-disk layout.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from graveler.sstable.reader import SstReader
 if TYPE_CHECKING:
     from graveler.sstable.writer import SstWriter, table_bytes
 
-#: Version of graveler's sstable layout (RocksDB block-based table, uncompressed, XXH3).
-FORMAT_VERSION = 1
+#: Version of graveler's sstable layout that graveler writes (RocksDB block-based table,
+#: uncompressed, XXH3; see the module docstring).
+FORMAT_VERSION = 2
 
 __all__ = ["FORMAT_VERSION", "SstReader", "SstWriter", "table_bytes"]
 

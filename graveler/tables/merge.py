@@ -15,7 +15,8 @@ file: only when it conflicts, and then with one side's whole table, never a mix 
 So two runs that append to one Delta table both land under any strategy.
 
 The answer is a :class:`graveler.committed.merge.PrefixOverride` for the tree merge: the
-tables' prefixes and the changes to apply under them.
+tables' prefixes, the changes to apply under them, and the objects the formats wrote for them
+that the tree merge makes durable with the tree.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def plan_table_merges(
     if not both:
         return None
     changes: list[Change] = []
+    unsynced: list[str] = []
     for root, fmt in sorted(both.items()):
         ctx = TableMergeContext(
             repo,
@@ -68,8 +70,10 @@ def plan_table_merges(
             dest_ref,
         )
         changes.extend(_merged_table(ctx, fmt, strategy, source, dest))
+        unsynced += ctx.unsynced
     prefixes = tuple(sorted(prefix_key(root) for root in both))
-    return PrefixOverride(prefixes, tuple(sorted(changes, key=lambda c: c.key)))
+    ordered = tuple(sorted(changes, key=lambda c: c.key))
+    return PrefixOverride(prefixes, ordered, tuple(unsynced))
 
 
 def _merged_table(

@@ -98,6 +98,10 @@ class TableMergeContext:
     #: The ref expressions the user named (for messages).
     source_ref: str
     dest_ref: str
+    #: Keys of objects the format wrote with ``durable=False`` for the changes it returned:
+    #: the merge makes them durable with its tree, before the commit is recorded (one flush
+    #: of everything a merge wrote, not one per file).
+    unsynced: list[str] = field(default_factory=list, compare=False)
 
     def commit_of(self, side: Side) -> str | None:
         return {Side.BASE: self.base, Side.SOURCE: self.source, Side.DEST: self.dest}[side]

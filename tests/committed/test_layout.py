@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import random
 import struct
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -161,7 +162,7 @@ def _write_v1_tree(files: TreeFiles, records: list[ValueRecord], per_range: int)
         keys = [r.key for r in chunk]
         values = encode_values(chunk)
         rid = file_id(RANGE_KIND, keys, values)
-        files.store.put(TREE_PREFIX + rid, table_bytes(keys, values, files.scratch_dir))
+        files.store.put(TREE_PREFIX + rid, table_bytes(keys, values, tempfile.gettempdir()))
         size = sum(map(len, keys)) + sum(map(len, values))
         infos.append(RangeInfo(rid, keys[0], keys[-1], len(keys), size))
     return files.write_metarange(infos)

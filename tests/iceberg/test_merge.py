@@ -6,10 +6,12 @@ numbers reassigned, refs carried)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from pyiceberg.types import LongType, StringType
 
+from graveler import merges
 from graveler.errors import CorruptFile, MergeConflict, TableConflict
 from graveler.iceberg import GravelerCatalog
 from graveler.repository import Repository
@@ -243,3 +245,49 @@ def test_a_damaged_metadata_file_fails_the_merge_and_changes_nothing(
     with pytest.raises(CorruptFile, match="SHA-256"):
         repo.merge("run", "main")
     assert repo.resolve("main").commit.id == head
+
+
+def test_what_the_merge_writes_is_made_durable_at_once_before_main_moves(
+    catalog: GravelerCatalog, repo: Repository, monkeypatch: pytest.MonkeyPatch
+):
+    """The replayed manifest lists and the merged metadata file are not flushed one by one:
+    they are made durable in the same ``sync`` as the merged tree, and that happens before
+    the branch moves."""
+    table(catalog, "run").append(rows([10], 2))
+    table(catalog, "main").append(rows([20], 1))
+    events: list[tuple[str, Any]] = []
+    opened: list[tuple[str, bool]] = []
+    store = repo.store
+    assert repo.committed.files.store is store
+    real_sync, real_open = store.sync, store.open_writer
+    real_advance = merges.advance_branch
+
+    def sync(keys: Any) -> None:
+        keys = list(keys)
+        events.append(("sync", keys))
+        real_sync(keys)
+
+    def open_writer(key: str, **kwargs: Any) -> Any:
+        opened.append((key, kwargs.get("durable", True)))
+        return real_open(key, **kwargs)
+
+    def advance(*args: Any, **kwargs: Any) -> Any:
+        events.append(("advance", None))
+        return real_advance(*args, **kwargs)
+
+    monkeypatch.setattr(store, "sync", sync)
+    monkeypatch.setattr(store, "open_writer", open_writer)
+    monkeypatch.setattr(merges, "advance_branch", advance)
+    repo.merge("run", "main")
+    table_files = [key for key, _ in opened if key.startswith("data/iceberg/")]
+    assert any(key.endswith(".metadata.json") for key in table_files)
+    assert any("/snap-" in key for key in table_files)  # a replayed manifest list
+    assert all(not durable for key, durable in opened if key in table_files)
+    kinds = [kind for kind, _ in events]
+    assert kinds.index("advance") > 0
+    synced = {
+        key for kind, keys in events[: kinds.index("advance")] if kind == "sync" for key in keys
+    }
+    assert set(table_files) <= synced
+    together = [keys for kind, keys in events if kind == "sync" and set(table_files) <= set(keys)]
+    assert together and any(key.startswith("_graveler/") for key in together[0])

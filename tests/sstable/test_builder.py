@@ -13,13 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graveler.errors import CorruptFile
-from graveler.sstable import SstReader
+from graveler.sstable import FORMAT_VERSION, SstReader
 from graveler.sstable.builder import (
     TableBuilder,
     encode_block,
     entry_sizes,
     table_properties,
 )
+from graveler.sstable.format import CHECKSUM_XXH3
 from tests.sstable.helpers import ingest_and_dump
 
 Items = list[tuple[bytes, bytes]]
@@ -137,6 +138,14 @@ def test_a_copied_block_with_a_bad_checksum_is_caught_at_its_new_place(tmp_path)
     with pytest.raises(CorruptFile):
         SstReader.from_bytes(copied).read_all()
     assert first == 0
+
+
+def test_layout_v2_is_pinned():
+    reader = SstReader.from_bytes(_build([_items(50)]))
+    assert FORMAT_VERSION == 2
+    assert (reader.format_version, reader.checksum_type) == (6, CHECKSUM_XXH3)
+    assert reader.properties["rocksdb.comparator"] == b"leveldb.BytewiseComparator"
+    assert reader.properties["rocksdb.compression"] == b"NoCompression"
 
 
 def test_the_base_context_checksum_must_be_nonzero_32_bits():

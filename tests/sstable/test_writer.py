@@ -1,4 +1,5 @@
-"""SstWriter: ordering contract, abort/finish lifecycle, and RocksDB compatibility."""
+"""SstWriter (RocksDB's own writer, layout v1): ordering contract, abort/finish lifecycle, and
+RocksDB compatibility."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graveler.errors import InvalidArgument, StorageError
-from graveler.sstable import FORMAT_VERSION, SstReader, SstWriter, table_bytes
+from graveler.sstable import SstReader, SstWriter, table_bytes
 from graveler.sstable.format import CHECKSUM_XXH3
 
 from .helpers import ingest_and_dump, write_sst
@@ -26,8 +27,7 @@ def test_written_file_ingests_into_rocksdb(tmp_path: Path) -> None:
 def test_layout_is_pinned(tmp_path: Path) -> None:
     path = tmp_path / "a.sst"
     write_sst(path, ITEMS)
-    reader = SstReader.open(path)
-    assert FORMAT_VERSION == 1
+    reader = SstReader.open(path)  # layout v1: what graveler wrote before its own builder
     assert reader.format_version == 6
     assert reader.checksum_type == CHECKSUM_XXH3
     assert reader.properties["rocksdb.comparator"] == b"leveldb.BytewiseComparator"

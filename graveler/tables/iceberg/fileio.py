@@ -23,7 +23,7 @@ from pyiceberg.io import FileIO, InputFile, InputStream, OutputFile, OutputStrea
 
 from graveler.background import in_background
 from graveler.errors import InvalidArgument, ObjectNotFound
-from graveler.objectstore.port import ObjectInfo, ObjectStore
+from graveler.objectstore.port import ObjectInfo, ObjectStore, ObjectWriter
 from graveler.tables.iceberg.names import address_of
 
 #: Bytes of small table files kept per IO (metadata files and manifests are read repeatedly
@@ -44,10 +44,15 @@ class WrittenFile:
 class NamespaceIO(FileIO):
     """Reads and writes table files of one storage namespace (see the module docstring)."""
 
-    def __init__(self, store: ObjectStore, namespace: str) -> None:
+    def __init__(self, store: ObjectStore, namespace: str, *, deferred: bool = False) -> None:
+        """``deferred``: writes are not flushed one by one; their keys are listed in
+        :attr:`unsynced`, for the caller to make durable at once (``ObjectStore.sync``)
+        before anything refers to them."""
         super().__init__({})
         self.store = store
         self.namespace = namespace
+        self.deferred = deferred
+        self.unsynced: list[str] = []
         self.written: dict[str, WrittenFile] = {}
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._cached = 0
@@ -98,7 +103,7 @@ class NamespaceIO(FileIO):
         the caller goes on: the name is taken here (an existing one is refused at once), the
         bytes are hashed, written and flushed there. The answer waits for it and returns what
         :meth:`write` does; the chunks must not change meanwhile."""
-        writer = self.store.open_writer(address, fresh=True)
+        writer = self._open(address)
 
         def store() -> ObjectInfo:
             try:
@@ -121,10 +126,16 @@ class NamespaceIO(FileIO):
         return written
 
     def _store_new(self, address: str, data: bytes) -> WrittenFile:
-        with self.store.open_writer(address, fresh=True) as writer:
+        with self._open(address) as writer:
             writer.write(data)
         info = writer.commit()
         return WrittenFile(address, info.size, writer.sha256(), info.mtime)
+
+    def _open(self, address: str) -> ObjectWriter:
+        writer = self.store.open_writer(address, fresh=True, durable=not self.deferred)
+        if self.deferred:
+            self.unsynced.append(address)
+        return writer
 
 
 class _Input(InputFile):

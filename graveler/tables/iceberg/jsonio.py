@@ -18,10 +18,10 @@ import re
 import uuid
 from collections.abc import Iterable, Sequence
 from operator import attrgetter, is_not
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
-from graveler.tables.iceberg.jsontail import TailScanner
-
+if TYPE_CHECKING:
+    from graveler.tables.iceberg.jsontail import TailScanner
 try:
     import orjson
 except ImportError:  # pragma: no cover - the tables extra installs it
@@ -160,7 +160,9 @@ class _Stored:
         count = self.known_count()
         if self._bounds is not None and count is not None:
             return _NONE if k >= count else self.element(count - 1 - k)
-        if self._tail is None:
+        if self._tail is None:  # only lazy arrays get here: msgspec is installed
+            from graveler.tables.iceberg.jsontail import TailScanner
+
             self._tail = TailScanner(self.text)
         if self._tail.span(k) is None:
             return _NONE if self._tail.complete else _UNREACHABLE

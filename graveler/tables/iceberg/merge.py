@@ -72,10 +72,13 @@ def merge_table(ctx: TableMergeContext) -> list[TableChange]:
             known = BaseMetadata(reads[2].unchecked, mine, theirs)
             merged = merge_metadata(ctx.root, known, mine, theirs)
             plan = _plan_main(ctx.root, known, mine, theirs)
-        io = NamespaceIO(ctx.repo.store, ctx.repo.info.storage_namespace)
+        # every file the merge writes is flushed with the merged tree, at once
+        io = NamespaceIO(ctx.repo.store, ctx.repo.info.storage_namespace, deferred=True)
         brought = _merge_main(ctx, io, merged, plan, mine, theirs)
         merge_refs(ctx.root, merged, known, mine, theirs, brought)
-        return _changes(ctx, io, merged, (dest, theirs))
+        changes = _changes(ctx, io, merged, (dest, theirs))
+        ctx.unsynced.extend(io.unsynced)
+        return changes
 
 
 @contextlib.contextmanager
