@@ -103,11 +103,18 @@ def read_entry(repo: RepoContext, entry: ObjectEntry) -> bytes:
 class EarlyRead:
     """An entry's bytes, read in a background thread and usable before their check ends:
     a caller parses them (:meth:`unchecked`) while their SHA-256 is computed, and waits for
-    :meth:`checked` before acting on anything they say. See :func:`early_reads`."""
+    :meth:`checked` before acting on anything they say. See :func:`early_reads`.
+
+    The check is made once, by whichever thread comes to it first: the background thread
+    (after the read, one check at a time across the batch), or the caller in :meth:`checked`
+    when it finds the check not started yet (it is then done parsing and has a core free)."""
 
     def __init__(self, repo: RepoContext, entry: ObjectEntry, one_check: threading.Lock) -> None:
         self._bytes: Future[bytes] = Future()
         self._check: Future[None] = Future()
+        self._entry = entry
+        self._claimed = False
+        self._claim_lock = threading.Lock()
         in_background(self._run, *_located(repo, entry), one_check)
 
     def unchecked(self) -> bytes:
@@ -116,6 +123,8 @@ class EarlyRead:
 
     def checked(self) -> bytes:
         """The bytes, once they are known to be the recorded ones (CorruptFile otherwise)."""
+        if self._claim():
+            self._verify(self._bytes)
         self._check.result()
         return self._bytes.result()
 
@@ -124,12 +133,23 @@ class EarlyRead:
             data = store.get(entry.physical_address)
         except BaseException as exc:
             self._bytes.set_exception(exc)
-            self._check.set_exception(exc)
+            if self._claim():
+                self._check.set_exception(exc)
             return
         self._bytes.set_result(data)
+        with one_check:
+            if self._claim():
+                self._verify(self._bytes)
+
+    def _claim(self) -> bool:
+        """True for the one caller that is to make the check."""
+        with self._claim_lock:
+            claimed, self._claimed = self._claimed, True
+        return not claimed
+
+    def _verify(self, read: Future[bytes]) -> None:
         try:
-            with one_check:
-                check_bytes(data, entry)
+            check_bytes(read.result(), self._entry)
         except BaseException as exc:
             self._check.set_exception(exc)
         else:

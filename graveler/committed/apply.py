@@ -21,7 +21,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from graveler.committed.files import TreeFiles
 from graveler.committed.layout import RangeLayout
@@ -30,6 +30,9 @@ from graveler.committed.record import RangeInfo, ValueRecord
 from graveler.committed.writer import TreeWriter
 from graveler.errors import InvalidArgument
 from graveler.model import RangeSettings
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 class Change(NamedTuple):
@@ -80,11 +83,11 @@ def apply_changes(
     settings: RangeSettings,
     base_ranges: Sequence[RangeInfo],
     changes: Iterable[Change],
-    sync_with: Sequence[str] = (),
+    pending: Sequence[Future[str]] = (),
 ) -> tuple[str, ApplySummary]:
     """Apply ``changes`` over the tree whose ranges are ``base_ranges``; returns the new
-    metarange ID and what changed, once the tree is durable, with the objects ``sync_with``
-    names (written with ``durable=False``)."""
+    metarange ID and what changed, once the tree is durable with the objects ``pending``
+    gives the keys of (see :meth:`TreeFiles.write_metarange`)."""
     writer = TreeWriter(files, settings)
     summary = ApplySummary()
     stream = _Changes(changes)
@@ -102,7 +105,7 @@ def apply_changes(
         else:
             _merge_blocks(writer, data, data.layout, stream, limit, summary)
     _merge_range(writer, [], [], stream, None, summary)
-    metarange_id = writer.finish(sync_with)
+    metarange_id = writer.finish(pending)
     summary.ranges_written = writer.ranges_written
     summary.ranges_reused = writer.ranges_reused
     summary.blocks_copied = writer.blocks_copied

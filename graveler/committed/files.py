@@ -124,15 +124,12 @@ class TreeFiles:
         return _uploads().submit(self._publish, built.info.id, built.data)
 
     def write_metarange(
-        self,
-        ranges: Sequence[RangeInfo],
-        pending: Sequence[Future[str]] = (),
-        sync_with: Sequence[str] = (),
+        self, ranges: Sequence[RangeInfo], pending: Sequence[Future[str]] = ()
     ) -> str:
         """Write the metarange of ``ranges`` (key order); the empty tree has ID ``""``.
-        Returns once it, the ``pending`` range files and the objects ``sync_with`` names
-        (committed with ``durable=False``) are all stored and durable (the first failure is
-        raised), made durable together (``ObjectStore.sync``)."""
+        Returns once it and the objects ``pending`` gives the keys of (range files, and what
+        else was committed with ``durable=False`` for this tree) are all stored and durable
+        (the first failure is raised), made durable together (``ObjectStore.sync``)."""
         stored = list(pending)
         mid = EMPTY_METARANGE_ID
         if ranges:
@@ -141,7 +138,7 @@ class TreeFiles:
             mid = file_id(METARANGE_KIND, keys, values)
             stored.append(self._write_file(mid, keys, values))
             self.cache.put_decoded(mid, MetarangeData(mid, list(ranges)), 64 + 200 * len(ranges))
-        self.store.sync([*(future.result() for future in stored), *sync_with])
+        self.store.sync([future.result() for future in stored])
         return mid
 
     def _write_file(self, fid: str, keys: list[bytes], values: list[bytes]) -> Future[str]:

@@ -28,6 +28,7 @@ import heapq
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from graveler.committed.apply import ApplySummary, Change, apply_changes
 from graveler.committed.diff import DiffEntry, diff_trees
@@ -36,6 +37,9 @@ from graveler.committed.iterator import TreeIterator
 from graveler.committed.record import RangeInfo, ValueRecord
 from graveler.errors import InvalidArgument, MergeConflict
 from graveler.model import RangeSettings
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 #: Per-key conflict resolution: (key, base, source, dest) -> "source", "dest" or None.
 RecordResolver = Callable[
@@ -65,12 +69,12 @@ class PrefixOverride:
     """Key prefixes whose merged contents were decided above the tree (a table merged as a
     table, see :mod:`graveler.tables`): the source's changes under them are ignored and
     ``changes`` (key-ordered, every key under one of the prefixes) are applied over the
-    destination instead. ``unsynced``: store keys of objects written for those changes with
-    ``durable=False``, made durable with the merged tree."""
+    destination instead. ``flushing``: objects written for those changes, being made durable
+    (each future gives the object's key): the merged tree is durable only with them."""
 
     prefixes: tuple[bytes, ...]
     changes: tuple[Change, ...]
-    unsynced: tuple[str, ...] = ()
+    flushing: tuple[Future[str], ...] = ()
 
     def covers(self, key: bytes) -> bool:
         return any(key.startswith(p) for p in self.prefixes)
@@ -94,8 +98,8 @@ def merge_trees(
     changes = _resolve(files, diff, dest, strategy, conflicts, resolver)
     if override is not None and override.changes:
         changes = heapq.merge(changes, override.changes, key=lambda c: c.key)
-    unsynced = override.unsynced if override is not None else ()
-    metarange_id, summary = apply_changes(files, settings, dest, changes, unsynced)
+    flushing = override.flushing if override is not None else ()
+    metarange_id, summary = apply_changes(files, settings, dest, changes, flushing)
     if conflicts:
         raise MergeConflict(conflicts)
     return metarange_id, summary

@@ -151,14 +151,14 @@ class TreeWriter:
         self._last_key = info.max_key
         self.ranges_reused += 1
 
-    def finish(self, sync_with: Sequence[str] = ()) -> str:
+    def finish(self, pending: Sequence[Future[str]] = ()) -> str:
         """Close the open block and range and write the metarange; returns its ID once every
-        file of the tree, and the objects ``sync_with`` names, are stored and durable."""
+        file of the tree, and the objects ``pending`` gives the keys of, are durable."""
         if self._keys:
             self._close_block(None)
         if self._range is not None:
             self._close_range()
-        return self._files.write_metarange(self._ranges, self._stored, sync_with)
+        return self._files.write_metarange(self._ranges, [*self._stored, *pending])
 
     def _close_block(self, last_hash: int | None) -> None:
         """Close the open block (``last_hash``: its last key's hash; None at the end of the

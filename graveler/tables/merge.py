@@ -15,13 +15,14 @@ file: only when it conflicts, and then with one side's whole table, never a mix 
 So two runs that append to one Delta table both land under any strategy.
 
 The answer is a :class:`graveler.committed.merge.PrefixOverride` for the tree merge: the
-tables' prefixes, the changes to apply under them, and the objects the formats wrote for them
-that the tree merge makes durable with the tree.
+tables' prefixes, the changes to apply under them, and the objects the formats wrote for them,
+which the tree merge waits for with its own files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from graveler.committed.apply import Change
 from graveler.committed.merge import MergeStrategy, PrefixOverride
@@ -31,6 +32,9 @@ from graveler.model import Commit
 from graveler.tables import registry
 from graveler.tables.port import TableChange, TableFormat, TableMergeContext
 from graveler.validate import prefix_key
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 def plan_table_merges(
@@ -57,7 +61,7 @@ def plan_table_merges(
     if not both:
         return None
     changes: list[Change] = []
-    unsynced: list[str] = []
+    flushing: list[Future[str]] = []
     for root, fmt in sorted(both.items()):
         ctx = TableMergeContext(
             repo,
@@ -70,10 +74,10 @@ def plan_table_merges(
             dest_ref,
         )
         changes.extend(_merged_table(ctx, fmt, strategy, source, dest))
-        unsynced += ctx.unsynced
+        flushing += ctx.flushing
     prefixes = tuple(sorted(prefix_key(root) for root in both))
     ordered = tuple(sorted(changes, key=lambda c: c.key))
-    return PrefixOverride(prefixes, ordered, tuple(unsynced))
+    return PrefixOverride(prefixes, ordered, tuple(flushing))
 
 
 def _merged_table(

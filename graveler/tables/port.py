@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from graveler import entry as entries
 from graveler import validate
@@ -37,6 +37,9 @@ from graveler.entry import ObjectEntry
 from graveler.errors import ObjectNotFound
 from graveler.reads import iter_objects, read_entry, stat_many
 from graveler.writes import store_object
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 class Side(StrEnum):
@@ -98,10 +101,10 @@ class TableMergeContext:
     #: The ref expressions the user named (for messages).
     source_ref: str
     dest_ref: str
-    #: Keys of objects the format wrote with ``durable=False`` for the changes it returned:
-    #: the merge makes them durable with its tree, before the commit is recorded (one flush
-    #: of everything a merge wrote, not one per file).
-    unsynced: list[str] = field(default_factory=list, compare=False)
+    #: Objects the format wrote with ``durable=False`` for the changes it returned, being
+    #: made durable in the background (each future gives the object's key once it is): the
+    #: merge waits for them with its tree's files, before the commit is recorded.
+    flushing: list[Future[str]] = field(default_factory=list, compare=False)
 
     def commit_of(self, side: Side) -> str | None:
         return {Side.BASE: self.base, Side.SOURCE: self.source, Side.DEST: self.dest}[side]

@@ -62,3 +62,35 @@ def test_an_existing_name_is_refused_at_once(nsio: NamespaceIO) -> None:
     nsio.write("data/d.json", b"{}")
     with pytest.raises(StorageError):
         nsio.write_later("data/d.json", [b"{}"])
+
+
+def test_deferred_writes_are_flushed_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deferred IO opens its writers with durable=False, answers once the file is written
+    and flushes it in the background: each future in ``flushing`` gives the key once the
+    store has synced it."""
+    uri = (tmp_path / "ns").as_uri()
+    store = open_object_store(uri)
+    deferred = NamespaceIO(store, uri, deferred=True)
+    opened: list[bool] = []
+    synced: list[str] = []
+    real_open, real_sync = store.open_writer, store.sync
+
+    def open_writer(key: str, **kwargs: Any) -> Any:
+        opened.append(kwargs["durable"])
+        return real_open(key, **kwargs)
+
+    def sync(keys: Any) -> None:
+        keys = list(keys)
+        real_sync(keys)
+        synced.extend(keys)
+
+    monkeypatch.setattr(store, "open_writer", open_writer)
+    monkeypatch.setattr(store, "sync", sync)
+    now = deferred.write("data/e.json", b"{}")
+    later = deferred.write_later("data/f.json", [b"[", b"]"])()
+    assert (now.size, later.size, opened) == (2, 2, [False, False])
+    assert sorted(f.result() for f in deferred.flushing) == ["data/e.json", "data/f.json"]
+    assert sorted(synced) == ["data/e.json", "data/f.json"]
+    assert (tmp_path / "ns" / "data" / "f.json").read_bytes() == b"[]"

@@ -247,12 +247,12 @@ def test_a_damaged_metadata_file_fails_the_merge_and_changes_nothing(
     assert repo.resolve("main").commit.id == head
 
 
-def test_what_the_merge_writes_is_made_durable_at_once_before_main_moves(
+def test_what_the_merge_writes_is_made_durable_before_main_moves(
     catalog: GravelerCatalog, repo: Repository, monkeypatch: pytest.MonkeyPatch
 ):
-    """The replayed manifest lists and the merged metadata file are not flushed one by one:
-    they are made durable in the same ``sync`` as the merged tree, and that happens before
-    the branch moves."""
+    """The replayed manifest lists and the merged metadata file are written without waiting
+    for the disk and flushed in the background; the merged tree's final ``sync`` waits for
+    them, and the branch moves only after it."""
     table(catalog, "run").append(rows([10], 2))
     table(catalog, "main").append(rows([20], 1))
     events: list[tuple[str, Any]] = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -45,14 +46,15 @@ class NamespaceIO(FileIO):
     """Reads and writes table files of one storage namespace (see the module docstring)."""
 
     def __init__(self, store: ObjectStore, namespace: str, *, deferred: bool = False) -> None:
-        """``deferred``: writes are not flushed one by one; their keys are listed in
-        :attr:`unsynced`, for the caller to make durable at once (``ObjectStore.sync``)
-        before anything refers to them."""
+        """``deferred``: a write returns before its file is durable, which it becomes in the
+        background while the caller goes on; :attr:`flushing` has a future for each (its key
+        once it is durable), which the caller waits for before anything refers to the
+        files."""
         super().__init__({})
         self.store = store
         self.namespace = namespace
         self.deferred = deferred
-        self.unsynced: list[str] = []
+        self.flushing: list[Future[str]] = []
         self.written: dict[str, WrittenFile] = {}
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._cached = 0
@@ -101,23 +103,29 @@ class NamespaceIO(FileIO):
     ) -> Callable[[], WrittenFile]:
         """:meth:`write` of the concatenated ``chunks``, done in a background thread while
         the caller goes on: the name is taken here (an existing one is refused at once), the
-        bytes are hashed, written and flushed there. The answer waits for it and returns what
-        :meth:`write` does; the chunks must not change meanwhile."""
+        bytes are hashed, written and flushed there (deferred: see :attr:`flushing`). The
+        answer waits for the file to be written and returns what :meth:`write` does; the
+        chunks must not change meanwhile."""
         writer = self._open(address)
+        committed: Future[ObjectInfo] = Future()
 
-        def store() -> ObjectInfo:
+        def store() -> str:
             try:
                 for chunk in chunks:
                     writer.write(chunk)
-            except BaseException:
+                committed.set_result(writer.commit())
+            except BaseException as exc:
                 writer.abort()
+                committed.set_exception(exc)
                 raise
-            return writer.commit()
+            return self._flush(address)
 
-        publishing = in_background(store)
+        done = in_background(store)
+        if self.deferred:
+            self.flushing.append(done)
 
         def written() -> WrittenFile:
-            info = publishing.result()
+            info = committed.result()
             done = self.written[address] = WrittenFile(
                 address, info.size, writer.sha256(), info.mtime
             )
@@ -129,13 +137,18 @@ class NamespaceIO(FileIO):
         with self._open(address) as writer:
             writer.write(data)
         info = writer.commit()
+        if self.deferred:
+            self.flushing.append(in_background(self._flush, address))
         return WrittenFile(address, info.size, writer.sha256(), info.mtime)
 
     def _open(self, address: str) -> ObjectWriter:
-        writer = self.store.open_writer(address, fresh=True, durable=not self.deferred)
+        return self.store.open_writer(address, fresh=True, durable=not self.deferred)
+
+    def _flush(self, address: str) -> str:
+        """Make a deferred write durable (a durable one already is); returns its key."""
         if self.deferred:
-            self.unsynced.append(address)
-        return writer
+            self.store.sync([address])
+        return address
 
 
 class _Input(InputFile):

@@ -72,12 +72,12 @@ def merge_table(ctx: TableMergeContext) -> list[TableChange]:
             known = BaseMetadata(reads[2].unchecked, mine, theirs)
             merged = merge_metadata(ctx.root, known, mine, theirs)
             plan = _plan_main(ctx.root, known, mine, theirs)
-        # every file the merge writes is flushed with the merged tree, at once
+        # the files the merge writes are flushed in the background; the tree waits for them
         io = NamespaceIO(ctx.repo.store, ctx.repo.info.storage_namespace, deferred=True)
         brought = _merge_main(ctx, io, merged, plan, mine, theirs)
         merge_refs(ctx.root, merged, known, mine, theirs, brought)
         changes = _changes(ctx, io, merged, (dest, theirs))
-        ctx.unsynced.extend(io.unsynced)
+        ctx.flushing.extend(io.flushing)
         return changes
 
 
