@@ -116,12 +116,14 @@ class TreeFiles:
 
     # --- writing -------------------------------------------------------------------------------
 
-    def store_range(self, built: BuiltRange) -> Future[str]:
+    def store_range(self, built: BuiltRange, *, flush: bool = False) -> Future[str]:
         """Publish a range file in the background (the returned future gives its key once it
-        is stored; durable only after :meth:`write_metarange`) and cache it decoded."""
+        is stored; durable only after :meth:`write_metarange`) and cache it decoded.
+        ``flush``: flush it to the disk there too, so that the tree's final sync finds it
+        done (for the first few files of a tree: a large batch is flushed at once)."""
         self.cache.put_decoded(built.info.id, built.decoded, _range_cost(built.decoded))
         self.files_written += 1
-        return _uploads().submit(self._publish, built.info.id, built.data)
+        return _uploads().submit(self._publish, built.info.id, built.data, flush)
 
     def write_metarange(
         self, ranges: Sequence[RangeInfo], pending: Sequence[Future[str]] = ()
@@ -149,7 +151,7 @@ class TreeFiles:
         self.files_written += 1
         return _uploads().submit(self._publish, fid, data)
 
-    def _publish(self, fid: str, data: bytes) -> str:
+    def _publish(self, fid: str, data: bytes, flush: bool = False) -> str:
         """Store the file, durable once its key is synced, and keep a disk-tier copy unless the
         store is local; returns its key.
 
@@ -164,6 +166,9 @@ class TreeFiles:
                 writer.write(data)
         except StorageError:
             self.store.put(key, data)
+        else:
+            if flush:
+                self.store.sync([key])
         if self.disk_copies:
             self.cache.put_bytes(fid, data)
         return key

@@ -7,8 +7,10 @@ from bisect import bisect_left
 from graveler.committed.layout import RangeLayout
 from graveler.committed.record import ValueRecord, record_fingerprints
 
-#: Lookups in a range answered by binary search before its key index is built.
-_PROBES_BEFORE_INDEX = 32
+#: A range's key index is built once it has been looked up more than one time in this many
+#: of its records (until then, binary search: building the index costs about as much as
+#: this many searches).
+_RECORDS_PER_INDEXED_PROBE = 8
 
 
 class RangeData:
@@ -58,13 +60,14 @@ class RangeData:
         return index
 
     def get(self, key: bytes) -> ValueRecord | None:
-        """The record at ``key``, or None: by binary search for the first few lookups, then
-        through :attr:`index` (a range looked up once should not pay for a dict of it)."""
+        """The record at ``key``, or None: by binary search until the range has been looked
+        up often for its size, then through :attr:`index` (a range looked up a few times
+        should not pay for a dict of all its records)."""
         index = self._index
         if index is not None:
             return index.get(key)
         self._probes += 1
-        if self._probes > _PROBES_BEFORE_INDEX:
+        if self._probes * _RECORDS_PER_INDEXED_PROBE > len(self.keys):
             return self.index.get(key)
         i = bisect_left(self.keys, key)
         return self.records[i] if i < len(self.keys) and self.keys[i] == key else None

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
 
+#: Range files of a tree flushed as soon as they are stored (the rest with the metarange).
+EARLY_FLUSHED_RANGES = 4
+
+
 class TreeWriter:
     def __init__(self, files: TreeFiles, settings: RangeSettings) -> None:
         self._files = files
@@ -174,6 +178,7 @@ class TreeWriter:
         assert self._range is not None
         built = self._range.finish()
         self._range = None
-        self._stored.append(self._files.store_range(built))
+        flush = self.ranges_written < EARLY_FLUSHED_RANGES
+        self._stored.append(self._files.store_range(built, flush=flush))
         self._ranges.append(built.info)
         self.ranges_written += 1

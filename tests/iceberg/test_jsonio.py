@@ -213,3 +213,28 @@ def test_a_merge_on_the_lazy_path_matches_the_plain_one(
     assert shape(lazy_raw) == shape(plain_raw)
     assert lazy_raw["snapshot-log"][-1]["snapshot-id"] == lazy_raw["current-snapshot-id"]
     assert len(lazy_raw["metadata-log"]) == len(plain_raw["metadata-log"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (b'{"snapshots": [], "current-snapshot-id": 12}', [b"12"]),
+        (b'{"a": 1,\n  "current-snapshot-id" : null\n}\n', [b"null"]),
+        (b'{"current-snapshot-id": 3, "x": {"current-snapshot-id": 4}}', [b"3", b"4"]),
+        (b'{"x": {"current-snapshot-id": 4}, "current-snapshot-id": 5}', [b"5"]),
+        (b'{"current-snapshot-id": 6, "p": {"k": ", \\"current-snapshot-id\\": 7}"}}', [b"6"]),
+        (b'{"current-snapshot-id": 8}', [b"8"]),
+    ],
+)
+def test_the_base_head_is_read_from_the_documents_end_or_by_every_occurrence(
+    text: bytes, expected: list[bytes]
+) -> None:
+    """The base's head snapshot ID: the last top-level member when it is that key (a
+    parser keeps the last of duplicate keys), else every occurrence (more than one: the
+    base is parsed in full)."""
+    from graveler.tables.iceberg.basemeta import _current_ids
+
+    assert _current_ids(text) == expected
+    parsed = json.loads(text)["current-snapshot-id"]
+    if len(expected) == 1:
+        assert expected[0] == json.dumps(parsed).encode()

@@ -20,6 +20,9 @@ from graveler.tables.iceberg.snapshots import by_id, main_snapshot
 
 _KEY = b'"current-snapshot-id"'
 _VALUE = re.compile(rb"\s*:\s*(-?\d+|null)\s*[,}]")
+#: The key as the document's last top-level member (where pyiceberg and graveler write it).
+_LAST = re.compile(rb',\s*"current-snapshot-id"\s*:\s*(-?\d+|null)\s*}\s*\Z')
+_TAIL = 96
 
 
 class BaseMetadata:
@@ -56,7 +59,13 @@ class BaseMetadata:
 
 def _current_ids(raw: bytes) -> list[bytes]:
     """The values of every ``"current-snapshot-id"`` key in ``raw`` (found with
-    ``bytes.find``: a regular expression over a long history is slower than parsing it)."""
+    ``bytes.find``: a regular expression over a long history is slower than parsing it); or,
+    when the document's last top-level member is that key, its value alone. That member is
+    exactly the top-level one (nothing after its ``,`` opens a string or a nesting level),
+    and the last of duplicate keys is the one a parser keeps."""
+    last = _LAST.search(raw, max(0, len(raw) - _TAIL))
+    if last is not None:
+        return [last.group(1)]
     found: list[bytes] = []
     at = raw.find(_KEY)
     while at >= 0:
