@@ -33,6 +33,7 @@ from typing import NamedTuple
 import xxhash
 
 from graveler.errors import CorruptFile, UnsupportedFormat
+from graveler.sstable.builder import uvarint as _uvarint
 
 LAYOUT_VERSION = 1
 _VERSION_BYTE = bytes([LAYOUT_VERSION])
@@ -192,15 +193,6 @@ def file_id(kind: bytes, keys: list[bytes], values: list[bytes]) -> str:
     hasher = FileHasher(kind)
     hasher.add_many(keys, values)
     return hasher.hexdigest()
-
-
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def _read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
