@@ -9,19 +9,30 @@ every connection of every process through ``mmap``. Its header (two copies of 48
 format documented at https://www.sqlite.org/walformat.html) is rewritten by every commit: the
 change counter ``iChange`` is incremented and ``mxFrame`` (the last valid WAL frame) moves;
 a checkpoint that restarts the WAL changes its salts. So the header's bytes differ after any
-commit, and reading them costs one ``pread`` of the file. (A memory mapping would save that
-system call, but a mapping read after the file was truncated kills the process with SIGBUS,
-and SQLite does truncate the file when a connection finds itself the first to use it.) A
-commit counts as finished for its writer only once the header is written, so a reader that
-sees the old header reads a state that was current when it looked.
+commit, and the marker reads them from a memory mapping of the file's first page: no system
+call, which matters on every read by branch name (a ``pread`` costs about as much as the
+rest of a ``stat``). A commit counts as finished for its writer only once the header is
+written, so a reader that sees the old header reads a state that was current when it
+looked.
 
-Four details keep this sound:
+A mapping read past the end of its file kills the process with SIGBUS, and SQLite truncates
+the ``-shm`` file when a connection finds itself its first user: no process holds a shared
+lock on its "DMS" byte, which every connection holds for as long as it is open. The lock is
+a POSIX record lock, so it belongs to the process and any ``close`` of any descriptor of the
+file drops all of the process's locks on it. What keeps the mapping sound:
 
-* the marker holds a connection of its own open for its lifetime, so the ``-shm`` file can
-  never be deleted and recreated under the descriptor it reads (SQLite removes it only when
-  the last connection closes);
-* a header that cannot be read (a short read, an error) and every probe of a closed marker
-  answer a new object, which equals nothing: caches read again rather than trust;
+* the marker holds a connection of its own open for its lifetime, so this process holds
+  the DMS lock while the mapping is read, no other process can truncate the file, and it is
+  never deleted and recreated under the descriptor (SQLite removes it only when the last
+  connection closes);
+* the descriptor is opened once per file and process and shared by every marker of it
+  (:class:`_SharedHeader`), and closed only after the last of them has closed its own
+  connection: a marker's close never drops the locks of another connection's database;
+* a closed marker never reads: every probe of it answers a new object, which equals
+  nothing, so caches read again rather than trust;
+* a child process forked from this one inherits the mappings but none of the locks: there,
+  every marker made before the fork reads the header with ``pread`` instead, where a
+  truncated file is a short read (answered with a new object as well), not a crash;
 * writes of this process are also counted directly (``Database.local_writes``), which covers
   in-memory databases;
 * where the header cannot be opened, the marker falls back to ``PRAGMA data_version`` on its
@@ -34,6 +45,7 @@ used for SQLite).
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import sqlite3
 import threading
@@ -53,11 +65,11 @@ class ChangeMarker:
         self,
         probe: Callable[[], object],
         keepalive: sqlite3.Connection | None,
-        header_fd: int | None = None,
+        header: _SharedHeader | None = None,
     ) -> None:
         self._probe = probe
         self._keepalive = keepalive
-        self._header_fd = header_fd
+        self._header = header
         self._lock = threading.Lock()
         self._closed = False
 
@@ -68,16 +80,19 @@ class ChangeMarker:
             return self._probe()
 
     def close(self) -> None:
+        """Close the marker's connection, then let go of the header (whose descriptor closes
+        with the last marker of the file: see the module docstring)."""
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            if self._header_fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(self._header_fd)
-                self._header_fd = None
             if self._keepalive is not None:
                 with contextlib.suppress(sqlite3.Error):
                     self._keepalive.close()
                 self._keepalive = None
+            if self._header is not None:
+                self._header.release()
+                self._header = None
 
 
 def local_only() -> ChangeMarker:
@@ -95,8 +110,8 @@ def sqlite_marker(path: str, busy_timeout: float) -> ChangeMarker:
     )
     try:
         conn.execute("PRAGMA data_version").fetchone()  # opens the WAL index
-        header = None if uri else _open_header(path + "-shm")
-    except (OSError, sqlite3.Error):
+        header = None if uri else _SharedHeader.acquire(path + "-shm")
+    except (OSError, ValueError, sqlite3.Error):
         header = None
     if header is not None:
         return ChangeMarker(partial(_read_header, header), conn, header)
@@ -107,24 +122,70 @@ def sqlite_marker(path: str, busy_timeout: float) -> ChangeMarker:
     return ChangeMarker(data_version, conn)
 
 
-def _open_header(shm_path: str) -> int | None:
-    """A descriptor of the wal-index file to read its header from, or None when the file
-    is missing or shorter than a header."""
-    fd = os.open(shm_path, os.O_RDONLY)
-    try:
-        if os.fstat(fd).st_size >= HEADER_BYTES:
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
+class _SharedHeader:
+    """This process's descriptor of one ``-shm`` file and a mapping of its header, shared
+    by the markers of that file and closed when the last of them lets go."""
+
+    _open: dict[tuple[int, int], _SharedHeader] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, key: tuple[int, int], fd: int, mapping: mmap.mmap | None) -> None:
+        self.key = key
+        self.fd = fd
+        self.mapping = mapping  # None: read with pread (a forked child, a short file)
+        self.users = 1
+
+    @classmethod
+    def acquire(cls, shm_path: str) -> _SharedHeader:
+        """The shared header of ``shm_path``, opened on first use (stat before open: a
+        descriptor opened only to be closed would drop this process's locks)."""
+        found = os.stat(shm_path)
+        key = (found.st_dev, found.st_ino)
+        with cls._lock:
+            shared = cls._open.get(key)
+            if shared is not None:
+                shared.users += 1
+                return shared
+            fd = os.open(shm_path, os.O_RDONLY)
+            mapping = None
+            if os.fstat(fd).st_size >= HEADER_BYTES:
+                with contextlib.suppress(OSError, ValueError):
+                    mapping = mmap.mmap(fd, HEADER_BYTES, access=mmap.ACCESS_READ)
+            shared = cls._open[key] = cls(key, fd, mapping)
+            return shared
+
+    def release(self) -> None:
+        with self._lock:
+            self.users -= 1
+            if self.users > 0:
+                return
+            del self._open[self.key]
+            mapping, self.mapping = self.mapping, None
+            if mapping is not None:
+                mapping.close()
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+
+    @classmethod
+    def after_fork_in_child(cls) -> None:
+        """The child holds none of its parent's locks: no mapping of theirs is read there
+        (and the registry's lock may have been held by another thread at the fork)."""
+        cls._lock = threading.Lock()
+        for shared in cls._open.values():
+            shared.mapping = None
 
 
-def _read_header(fd: int) -> object:
+os.register_at_fork(after_in_child=_SharedHeader.after_fork_in_child)
+
+
+def _read_header(header: _SharedHeader) -> object:
     """The header's bytes; a new object when they cannot be read whole (see the module
     docstring)."""
+    mapping = header.mapping
+    if mapping is not None:
+        return mapping[:HEADER_BYTES]
     try:
-        header = os.pread(fd, HEADER_BYTES, 0)
+        data = os.pread(header.fd, HEADER_BYTES, 0)
     except OSError:
         return object()
-    return header if len(header) == HEADER_BYTES else object()
+    return data if len(data) == HEADER_BYTES else object()

@@ -180,12 +180,13 @@ class Database:
             return self._changes
 
     def close(self) -> None:
-        """Close every pooled connection. The object must not be used afterwards."""
-        if self._changes is not None:
-            self._changes.close()
+        """Close every pooled connection. The object must not be used afterwards. The change
+        marker closes last (see :meth:`graveler.refs.sqlite_db.SqliteDatabase.close`)."""
         if self._direct is not None:
             self._direct.close()
         self.engine.dispose()
+        if self._changes is not None:
+            self._changes.close()
 
 
 def _sqlite_file(database: str | None) -> str | None:

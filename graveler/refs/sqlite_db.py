@@ -106,10 +106,12 @@ class SqliteDatabase:
             return self._changes
 
     def close(self) -> None:
-        """Close every connection; the object must not be used afterwards."""
+        """Close every connection; the object must not be used afterwards. The change
+        marker closes last: its header's descriptor may be the file's last in this process,
+        and closing it drops the process's locks on the file."""
+        self._conns.close()
         if self._changes is not None:
             self._changes.close()
-        self._conns.close()
 
 
 def records(cursor: sqlite3.Cursor) -> list[SimpleNamespace]:

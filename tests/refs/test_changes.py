@@ -4,6 +4,7 @@ connection or process, and stays put otherwise; the ``PRAGMA data_version`` fall
 from __future__ import annotations
 
 import itertools
+import os
 import sqlite3
 import subprocess
 import sys
@@ -46,14 +47,52 @@ def test_marker_moves_on_every_commit_and_only_then(tmp_path: Path, uri: bool) -
     writer.close()
 
 
-def test_a_truncated_wal_index_is_read_as_a_change_not_a_crash(tmp_path: Path) -> None:
-    """SQLite truncates the ``-shm`` file when a connection finds itself its first user (no
-    other process holds it); a probe that outlived its process's connections (a view cache
-    still holding it after the database closed) must not die then. It runs in a child
-    process: a memory mapping of the header read after the truncation is a SIGBUS, which
-    would kill the test run itself."""
+_HELD_LOCK = """
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+asked = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 128, 1, 0)  # SQLite's DMS byte
+kind, _, _, _, pid = struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, asked))
+print(pid if kind == fcntl.F_RDLCK else 0)
+"""
+
+
+def _dms_holder(shm: Path) -> int:
+    """The process holding a shared lock on the ``-shm`` file's DMS byte, asked from another
+    process (0: none). While one is held, no SQLite connection truncates the file."""
+    done = subprocess.run(
+        [sys.executable, "-c", _HELD_LOCK, str(shm)], capture_output=True, text=True, check=True
+    )
+    return int(done.stdout)
+
+
+def test_markers_never_drop_this_processs_locks_on_the_wal_index(tmp_path: Path) -> None:
+    """A POSIX lock belongs to the process, and closing any descriptor of the file drops all
+    of them: a marker that closed its own descriptor would leave this process's other
+    connections without the lock that stops another process's SQLite from truncating the
+    file under their mappings (and the marker's). Markers share one descriptor per file,
+    closed only after the last marker's own connection (a store closes its marker after
+    its connections)."""
+    path = tmp_path / "db.sqlite"
+    writer = _database(path)
+    shm = Path(str(path) + "-shm")
+    first, second = sqlite_marker(str(path), 5.0), sqlite_marker(str(path), 5.0)
+    writer.execute("INSERT INTO t VALUES (1)")
+    writer.close()
+    assert _dms_holder(shm) == os.getpid()  # the markers' own connections
+    first.close()
+    assert _dms_holder(shm) == os.getpid()  # the second's: the shared descriptor stays open
+    assert second.probe() == second.probe()
+    second.close()
+    assert not shm.exists() or _dms_holder(shm) == 0  # the last connection removes it
+
+
+def test_a_forked_child_reads_the_header_without_the_mapping(tmp_path: Path) -> None:
+    """A forked child inherits the parent's markers and mappings but none of its locks:
+    another process may truncate the file then, and a mapping read after that is a SIGBUS.
+    In the child the marker reads with pread, where the truncation is a short read, answered
+    as a change. It runs in a process of its own: a crash must not take the test run."""
     script = f"""
-import os, sqlite3, sys
+import os, sqlite3
 from graveler.refs.changes import sqlite_marker
 path = {str(tmp_path / "db.sqlite")!r}
 writer = sqlite3.connect(path, isolation_level=None)
@@ -61,15 +100,20 @@ writer.execute("PRAGMA journal_mode = WAL")
 writer.execute("CREATE TABLE t (x)")
 marker = sqlite_marker(path, 5.0)
 before = marker.probe()
-os.truncate(path + "-shm", 0)
-after = [marker.probe(), marker.probe()]
-assert after[0] != before and after[0] != after[1], (before, after)
-print("survived", flush=True)
-os._exit(0)  # SQLite's own connections, mapped too, would not survive closing now
+assert marker.probe() == before
+child = os.fork()
+if child == 0:
+    assert marker.probe() == before  # pread, the same bytes
+    os.truncate(path + "-shm", 0)  # what a first user of the file would do
+    after = [marker.probe(), marker.probe()]
+    os._exit(0 if after[0] != before and after[0] != after[1] else 3)
+_, status = os.waitpid(child, 0)
+print("child", os.waitstatus_to_exitcode(status), flush=True)
+os._exit(0)  # the file is truncated: SQLite's own mapping here would not survive closing
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
-    assert done.stdout.strip() == "survived"
+    assert done.stdout.strip() == "child 0"
 
 
 def test_a_closed_marker_never_answers_the_same_twice(tmp_path: Path) -> None:
