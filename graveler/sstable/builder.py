@@ -59,7 +59,12 @@ def _uvarint(n: int) -> bytes:
     return bytes(out)
 
 
-_VARINT = tuple(_uvarint(i) for i in range(_SMALL))
+#: uvarint(i) for i < _SMALL: one byte below 128, else the low 7 bits flagged, then the rest
+#: (built a byte pair at a time: every process that reads a tree imports this module).
+_VARINT = (
+    *(bytes((i,)) for i in range(128)),
+    *(bytes((low | 0x80, high)) for high in range(1, _SMALL >> 7) for low in range(128)),
+)
 
 
 def uvarint(n: int) -> bytes:
@@ -67,7 +72,8 @@ def uvarint(n: int) -> bytes:
     return _VARINT[n] if n < _SMALL else _uvarint(n)
 
 
-_VARINT_KEY = tuple(b"\x00" + uvarint(i + 8) for i in range(_SMALL))  # shared 0, key + trailer
+#: b"\x00" + uvarint(i + 8): an entry's shared-bytes 0, then its key's length with the trailer.
+_VARINT_KEY = tuple(b"\x00" + v for v in (*_VARINT[8:], *map(_uvarint, range(_SMALL, _SMALL + 8))))
 
 
 def _head_key(n: int) -> bytes:
