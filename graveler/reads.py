@@ -112,10 +112,9 @@ class EarlyRead:
     def __init__(self, repo: RepoContext, entry: ObjectEntry, one_check: threading.Lock) -> None:
         self._bytes: Future[bytes] = Future()
         self._check: Future[None] = Future()
-        self._entry = entry
-        self._claimed = False
-        self._claim_lock = threading.Lock()
-        in_background(self._run, *_located(repo, entry), one_check)
+        self._store, self._entry = _located(repo, entry)
+        self._unclaimed = threading.Lock()  # taken, never released, by the one checker
+        in_background(self._run, one_check)
 
     def unchecked(self) -> bytes:
         """The bytes as stored (the read's error, if it failed)."""
@@ -123,33 +122,26 @@ class EarlyRead:
 
     def checked(self) -> bytes:
         """The bytes, once they are known to be the recorded ones (CorruptFile otherwise)."""
-        if self._claim():
-            self._verify(self._bytes)
+        self._check_once()
         self._check.result()
         return self._bytes.result()
 
-    def _run(self, store: ObjectStore, entry: ObjectEntry, one_check: threading.Lock) -> None:
+    def _run(self, one_check: threading.Lock) -> None:
         try:
-            data = store.get(entry.physical_address)
+            self._bytes.set_result(self._store.get(self._entry.physical_address))
         except BaseException as exc:
             self._bytes.set_exception(exc)
-            if self._claim():
-                self._check.set_exception(exc)
+            self._check_once()  # it fails with the read's error: nothing to hash
             return
-        self._bytes.set_result(data)
         with one_check:
-            if self._claim():
-                self._verify(self._bytes)
+            self._check_once()
 
-    def _claim(self) -> bool:
-        """True for the one caller that is to make the check."""
-        with self._claim_lock:
-            claimed, self._claimed = self._claimed, True
-        return not claimed
-
-    def _verify(self, read: Future[bytes]) -> None:
+    def _check_once(self) -> None:
+        """Make the check unless another thread has started it (which then finishes it)."""
+        if not self._unclaimed.acquire(blocking=False):
+            return
         try:
-            check_bytes(read.result(), self._entry)
+            check_bytes(self._bytes.result(), self._entry)
         except BaseException as exc:
             self._check.set_exception(exc)
         else:
