@@ -23,7 +23,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import statistics
 import time
@@ -198,13 +197,12 @@ def _own_commit(ctx: Context, catalog: GravelerCatalog, n: int) -> float:
     return _median(commit, MERGE_ROUNDS * 2 + 1)
 
 
-def _merge_once(catalog: GravelerCatalog, repo: Any, n: int) -> float:
-    branch = f"run-{n}"
+def _merge_once(catalog: GravelerCatalog, repo: Any, round_no: int) -> float:
+    branch = f"run-{round_no}"
     repo.create_branch(branch, "main")
     iceberg_history.extend(catalog, f"{branch}.bench.t", 10)
     iceberg_history.extend(catalog, "main.bench.t", 1)
     os.sync()  # the harness's own unflushed writes (see the module docstring)
-    gc.collect()
     started = time.perf_counter()
     repo.merge(branch, "main")
     took = time.perf_counter() - started
