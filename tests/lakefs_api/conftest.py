@@ -192,9 +192,7 @@ SCOPED = ("scoped-one", "scoped-two")
 
 
 @pytest.fixture(scope="session")
-def server(
-    tmp_path_factory: pytest.TempPathFactory, spec: Any, moto_url: str
-) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory, spec: Any, moto_url: str) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("lakefs-api") / "home"
     env = {**ISOLATION, "GRAVELER_S3_ENDPOINT_URL": moto_url}
     with Served(home, None, env=env) as served:
@@ -224,7 +222,9 @@ def repo(api: Api) -> str:
     """A repository on local storage shared by the session's tests (each works on its own
     branch or paths)."""
     name = unique("lake")
-    api.ok("POST", "/repositories", 201, json={"name": name, "storage_namespace": f"local://{name}"})
+    api.ok(
+        "POST", "/repositories", 201, json={"name": name, "storage_namespace": f"local://{name}"}
+    )
     return name
 
 

@@ -70,15 +70,18 @@ def get_commit(call: Call) -> Reply:
 def log_commits(call: Call) -> Reply:
     repo = call.repository()
     amount = call.amount()
-    since = call.arg("since")
+    given = call.arg("since")
+    since = _time(given) if given else None
     commits = repo.log(
         call.params["ref"],
         first_parent=call.flag("first_parent"),
-        since=_time(since) if since else None,
+        since=since,
         stop_at=call.arg("stop_at") or None,
         objects=[p for p in call.args("objects") if p],
         prefixes=[p for p in call.args("prefixes") if p],
     )
+    if since is not None:  # the walk starts at the ref's commit, however old (lakeFS skips it)
+        commits = (c for c in commits if c.creation_date >= since)
     after = call.arg("after") or ""
     if after:
         commits = _past(commits, after)

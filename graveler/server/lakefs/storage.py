@@ -82,8 +82,9 @@ class Storage:
         )
 
     def _local(self, rest: str, given: str) -> str:
-        relative = posixpath.normpath("/" + unquote(rest)).lstrip("/")
-        if not relative or relative == "." or ".." in relative.split("/"):
+        raw = unquote(rest)
+        relative = posixpath.normpath("/" + raw).lstrip("/")
+        if not relative or ".." in raw.split("/"):
             raise bad_request(f"storage namespace {given!r} must name a directory: local://NAME")
         return canonical_namespace(self.local_root + "/" + relative)
 
@@ -101,8 +102,10 @@ class Storage:
         """A physical address a client sent, spelled as the engine's ``link`` checks it (a
         ``local://`` address becomes the ``file://`` URI it names)."""
         if given.startswith(LOCAL):
-            rest = posixpath.normpath("/" + unquote(given[len(LOCAL) :])).lstrip("/")
-            return self.local_root + "/" + rest
+            raw = unquote(given[len(LOCAL) :])
+            if ".." in raw.split("/"):
+                raise bad_request(f"physical address {given!r} has a '..' component")
+            return self.local_root + "/" + posixpath.normpath("/" + raw).lstrip("/")
         return given
 
     def config(self) -> dict[str, Any]:
