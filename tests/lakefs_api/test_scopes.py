@@ -94,3 +94,27 @@ def test_refusals_follow_the_document(server: Server, repo: str) -> None:
     url = f"/repositories/{repo}/branches/main/objects"
     error_of(reader.post(url, params={"path": "p"}, data=b"x"), 403)  # validated: 403 allowed
     error_of(server.anonymous().get(f"/repositories/{repo}"), 401)
+
+
+GARBAGE: list[object] = [None, [], "text", 7, {"unexpected": [1, {"a": None}]}]
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if r.body is Body.JSON], ids=ids)
+def test_bad_bodies_are_client_errors(server: Server, repo: str, route: Route) -> None:
+    """Whatever a body holds, the answer is lakeFS's JSON error with a 4xx status (501 where
+    the operation is not served), never a 500 or HTML."""
+    api = server.api()
+    url = url_of(route, repo)
+    params = {"path": "p", "id": "0" * 20, "dest_path": "q"}
+    answers = [
+        api.call(route.method, url, validate=False, params=params, json=doc) for doc in GARBAGE
+    ]
+    answers.append(api.call(route.method, url, validate=False, params=params, data=b"{not json"))
+    for response in answers:
+        if response.request.body == b"[]" and route.template.endswith("branch_protection"):
+            continue  # an empty list of rules is a valid body: no rules
+        assert 400 <= response.status_code < 500 or response.status_code == 501, (
+            response.status_code,
+            response.text,
+        )
+        error_of(response, response.status_code)

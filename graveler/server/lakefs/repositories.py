@@ -113,7 +113,10 @@ def get_metadata(call: Call) -> Reply:
 
 def set_metadata(call: Call) -> Reply:
     repo = call.repository()
-    values = encode.metadata_of(call.json().get("metadata"), "metadata")
+    given = call.json().get("metadata")
+    if given is None:
+        raise bad_request("metadata is required: an object of strings")
+    values = encode.metadata_of(given, "metadata")
     settings.write(repo, METADATA, {**(settings.read(repo, METADATA) or {}), **values})
     return no_content()
 
