@@ -98,8 +98,6 @@ class Call:
         self.principal: Principal | None = None
         self.raw: bytes | None = None
         self.body_reader: BodyReader | None = None
-        #: Headers the dispatcher adds to the answer (a login's cookie, say).
-        self.extra_headers: list[tuple[str, str]] = []
 
     # --- the caller and the repository -------------------------------------------------------
 
