@@ -5,7 +5,7 @@ Routing: a request that carries an AWS signature (``Authorization: AWS4-HMAC-SHA
 a presigned ``X-Amz-*`` query), or otherwise looks like an S3 call (an ``x-amz-*`` header, an
 S3 sub-resource in the query, a virtual-host bucket), goes to the gateway, which refuses
 unsigned ones; ``/iceberg/api`` goes to the Iceberg REST catalog; the rest to the web UI
-behind its sign-in (:mod:`graveler.server.session`).
+behind its sign-in (:mod:`graveler.server.ui.signin`).
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from graveler.client import Graveler
-from graveler.gateway.app import Gateway
 from graveler.server.auth import Authenticator
 from graveler.server.config import ServerConfig
 from graveler.server.credentials import Credentials, server_key
-from graveler.server.session import signed_in_ui
+from graveler.server.s3.app import Gateway
+from graveler.server.ui.signin import signed_in_ui
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 ICEBERG_PREFIX = "/iceberg/api"
 #: The module that provides the Iceberg REST catalog (``create_app(client, authenticator)``).
-ICEBERG_MODULE = "graveler.iceberg.rest"
+ICEBERG_MODULE = "graveler.server.catalog.rest"
 #: User agents of S3 clients (an unsigned request from one gets S3's AccessDenied, not a page).
 _S3_AGENTS = (b"boto3", b"botocore", b"aws-cli", b"aws-sdk", b"aws-crt", b"s3fs", b"hadoop")
 _S3_QUERY = {
