@@ -63,14 +63,13 @@ def lakefs_s3(
 
 
 @pytest.fixture(scope="module")
-def sdk(lakefs_s3: LakeFS) -> Iterator[LakeFSClient]:
+def sdk(lakefs_s3: LakeFS) -> LakeFSClient:
     configuration = lakefs_sdk.Configuration(
         host=lakefs_s3.api,
         username=lakefs_s3.key.access_key_id,
         password=lakefs_s3.key.secret_access_key,
     )
-    with LakeFSClient(configuration) as client:
-        yield client
+    return LakeFSClient(configuration)
 
 
 @pytest.fixture(scope="module")
