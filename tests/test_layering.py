@@ -47,8 +47,9 @@ BACKEND_ONLY: dict[str, str | tuple[str, ...]] = {
     "starlette": ("ui/", "iceberg/"),
     "jinja2": "ui/",
     "uvicorn": ("ui/", "server/"),
-    # Parquet: the web UI, and Delta checkpoints (graveler/tables/delta)
-    "pyarrow": ("ui/", "tables/delta/"),
+    # Parquet: the web UI, Delta checkpoints (graveler/tables/delta), and the sample table
+    # of a repository created through lakeFS's API with sample data
+    "pyarrow": ("ui/", "tables/delta/", "server/lakefs/sample.py"),
     "anyio": "gateway/",
     "cryptography": "server/",
     "awscrt": "gateway/",

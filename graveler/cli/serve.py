@@ -1,5 +1,5 @@
-"""``graveler serve`` (the web UI, the S3 gateway and the Iceberg catalog on one port) and
-``graveler credentials`` (the access keys they accept).
+"""``graveler serve`` (the web UI, the S3 gateway, the Iceberg catalog and lakeFS's REST API
+on one port) and ``graveler credentials`` (the access keys they accept).
 
 The server stack (uvicorn, FastAPI, cryptography) is imported only when these commands run;
 it comes with ``pip install 'graveler[server]'``.
@@ -60,7 +60,8 @@ def serve(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
         out.message(
             f"graveler serve ({config.workers} worker{'s' if config.workers > 1 else ''}): "
             f"web UI {urls['ui']}  S3 endpoint {urls['s3']}  "
-            f"Iceberg REST catalog {urls['iceberg']}  (Ctrl-C stops it)"
+            f"Iceberg REST catalog {urls['iceberg']}  lakeFS API {urls['lakefs']}  "
+            "(Ctrl-C stops it)"
         )
     sys.stdout.flush()
     run.serve(config, sock)

@@ -1,11 +1,13 @@
-"""The one ASGI application of ``graveler serve``: S3 gateway, Iceberg catalog and web UI
-on one port, sharing one client, one authenticator and one configuration.
+"""The one ASGI application of ``graveler serve``: S3 gateway, Iceberg catalog, lakeFS's
+REST API and web UI on one port, sharing one client, one authenticator and one
+configuration.
 
 Routing: a request that carries an AWS signature (``Authorization: AWS4-HMAC-SHA256 ...`` or
 a presigned ``X-Amz-*`` query), or otherwise looks like an S3 call (an ``x-amz-*`` header, an
 S3 sub-resource in the query, a virtual-host bucket), goes to the gateway, which refuses
-unsigned ones; ``/iceberg/api`` goes to the Iceberg REST catalog; the rest to the web UI
-behind its sign-in (:mod:`graveler.server.session`).
+unsigned ones; ``/api/v1`` and below go to lakeFS's REST API (:mod:`graveler.server.lakefs`,
+errors as lakeFS's JSON); ``/iceberg/api`` goes to the Iceberg REST catalog; the rest to the
+web UI behind its sign-in (:mod:`graveler.server.session`).
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ from graveler.gateway.app import Gateway
 from graveler.server.auth import Authenticator
 from graveler.server.config import ServerConfig
 from graveler.server.credentials import Credentials, server_key
+from graveler.server.lakefs import create_app as create_lakefs_api
 from graveler.server.session import signed_in_ui
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 ICEBERG_PREFIX = "/iceberg/api"
 #: The module that provides the Iceberg REST catalog (``create_app(client, authenticator)``).
 ICEBERG_MODULE = "graveler.iceberg.rest"
+#: Where lakeFS's REST API is served.
+LAKEFS_PREFIX = "/api/v1"
 #: User agents of S3 clients (an unsigned request from one gets S3's AccessDenied, not a page).
 _S3_AGENTS = (b"boto3", b"botocore", b"aws-cli", b"aws-sdk", b"aws-crt", b"s3fs", b"hadoop")
 _S3_QUERY = {
@@ -62,6 +67,7 @@ def create_server_app(client: Graveler, config: ServerConfig) -> ASGIApp:
     )
     ui = signed_in_ui(client, auth, config)
     iceberg = _iceberg(client, auth)
+    lakefs = create_lakefs_api(client, auth, config.namespace_root)
     domain = config.domain
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -71,6 +77,8 @@ def create_server_app(client: Graveler, config: ServerConfig) -> ASGIApp:
             return
         elif is_s3(scope, domain):
             await gateway(scope, receive, send)
+        elif scope["path"] == LAKEFS_PREFIX or scope["path"].startswith(LAKEFS_PREFIX + "/"):
+            await lakefs(scope, receive, send)
         elif scope["path"] == ICEBERG_PREFIX or scope["path"].startswith(ICEBERG_PREFIX + "/"):
             child = dict(
                 scope,

@@ -22,7 +22,12 @@ from graveler.ui.server import bind
 def urls(config: ServerConfig, port: int) -> dict[str, str]:
     host = f"[{config.host}]" if ":" in config.host else config.host
     base = f"http://{host}:{port}"
-    return {"ui": base + "/", "s3": base, "iceberg": base + "/iceberg/api"}
+    return {
+        "ui": base + "/",
+        "s3": base,
+        "iceberg": base + "/iceberg/api",
+        "lakefs": base + "/api/v1",
+    }
 
 
 def app_factory() -> Any:
