@@ -57,7 +57,7 @@ def _isolated() -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def lakefs(tmp_path_factory: pytest.TempPathFactory, _isolated: None) -> Iterator[LakeFS]:
+def server(tmp_path_factory: pytest.TempPathFactory, _isolated: None) -> Iterator[LakeFS]:
     """The module's server, with local namespaces (``local://NAME``)."""
     with lakefs_server(tmp_path_factory.mktemp("lakefs") / "home") as server:
         yield server
@@ -68,7 +68,7 @@ def _answers_keep_the_contract(request: pytest.FixtureRequest) -> Iterator[None]
     """After each test: every answer the module's server gave through the tap matched
     lakeFS's OpenAPI document."""
     server: LakeFS | None = None
-    for name in ("lakefs", "lakefs_s3"):
+    for name in ("server", "server_s3"):
         if name in request.fixturenames:
             server = request.getfixturevalue(name)
     yield

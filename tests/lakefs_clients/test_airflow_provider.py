@@ -32,7 +32,7 @@ OPERATOR_MODULES = (
 
 
 @pytest.fixture(scope="module")
-def airflow_env(lakefs: LakeFS, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def airflow_env(server: LakeFS, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """An Airflow home of its own (unless Airflow is already configured in this process) and
     two connections: ``lakefs_default`` (host with ``/api/v1``, which the hook hands to
     lakefs-sdk) and ``lakefs_login`` (the bare address, which ``test_connection`` extends)."""
@@ -41,12 +41,12 @@ def airflow_env(lakefs: LakeFS, tmp_path_factory: pytest.TempPathFactory) -> Ite
         if "airflow" not in sys.modules and "AIRFLOW_HOME" not in os.environ:
             mp.setenv("AIRFLOW_HOME", str(home))
         mp.setenv("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
-        for conn_id, host in (("LAKEFS_DEFAULT", lakefs.api), ("LAKEFS_LOGIN", lakefs.url)):
+        for conn_id, host in (("LAKEFS_DEFAULT", server.api), ("LAKEFS_LOGIN", server.url)):
             connection = {
                 "conn_type": "lakefs",
                 "host": host,
-                "login": lakefs.key.access_key_id,
-                "password": lakefs.key.secret_access_key,
+                "login": server.key.access_key_id,
+                "password": server.key.secret_access_key,
             }
             mp.setenv(f"AIRFLOW_CONN_{conn_id}", json.dumps(connection))
         yield
@@ -88,7 +88,7 @@ def test_hook_branch_upload_commit_merge(hook: Any, repo: str) -> None:
     assert hook.get_branch_commit_id(repo, "main") == merged
     assert hook.get_commit(repo, "main")["metadata"]["run"] == "1"
     hook.delete_branch(repo, "etl")
-    with pytest.raises(Exception, match="(?i)not found"):
+    with pytest.raises(Exception, match=r"(?i)not found"):
         hook.get_branch_commit_id(repo, "etl")
 
 

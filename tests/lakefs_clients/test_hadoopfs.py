@@ -48,7 +48,7 @@ def moto() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def lakefs_s3(
+def server_s3(
     tmp_path_factory: pytest.TempPathFactory, moto: str, _isolated: None
 ) -> Iterator[LakeFS]:
     env = {
@@ -63,11 +63,11 @@ def lakefs_s3(
 
 
 @pytest.fixture(scope="module")
-def sdk(lakefs_s3: LakeFS) -> LakeFSClient:
+def sdk(server_s3: LakeFS) -> LakeFSClient:
     configuration = lakefs_sdk.Configuration(
-        host=lakefs_s3.api,
-        username=lakefs_s3.key.access_key_id,
-        password=lakefs_s3.key.secret_access_key,
+        host=server_s3.api,
+        username=server_s3.key.access_key_id,
+        password=server_s3.key.secret_access_key,
     )
     return LakeFSClient(configuration)
 
@@ -89,7 +89,7 @@ def settings(mode: str, server: LakeFS, moto: str) -> dict[str, str]:
         "fs.lakefs.access.key": server.key.access_key_id,
         "fs.lakefs.secret.key": server.key.secret_access_key,
         "fs.lakefs.access.mode": mode,
-        "fs.lakefs.api.retry.max-retries": "1",
+        "fs.server.api.retry.max-retries": "1",
     }
     jars = [lakefs_hadoopfs_jar()]
     if mode == "simple":
@@ -109,10 +109,10 @@ def settings(mode: str, server: LakeFS, moto: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module", params=["presigned", "simple"])
-def spark(request: pytest.FixtureRequest, lakefs_s3: LakeFS, moto: str) -> Iterator[Any]:
+def spark(request: pytest.FixtureRequest, server_s3: LakeFS, moto: str) -> Iterator[Any]:
     mode: str = request.param
     driver = SparkDriver(
-        settings(mode, lakefs_s3, moto), timeout=240, python=Path(sys.executable), iceberg=False
+        settings(mode, server_s3, moto), timeout=240, python=Path(sys.executable), iceberg=False
     )
     driver.mode = mode  # type: ignore[attr-defined]
     try:

@@ -4,8 +4,8 @@ lakeFS's clients rely on. Every answer also passes the contract tap (conftest.py
 
 from __future__ import annotations
 
-import time
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,11 +35,11 @@ def answered(status: int) -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def client(lakefs: LakeFS) -> LakeFSClient:
+def client(server: LakeFS) -> LakeFSClient:
     configuration = lakefs_sdk.Configuration(
-        host=lakefs.api,
-        username=lakefs.key.access_key_id,
-        password=lakefs.key.secret_access_key,
+        host=server.api,
+        username=server.key.access_key_id,
+        password=server.key.secret_access_key,
     )
     return LakeFSClient(configuration)
 
@@ -177,18 +177,14 @@ def test_conflicting_merge_is_refused(client: LakeFSClient, repo: str) -> None:
     assert bytes(objects.get_object(repo, "main", "f.txt")) == b"side"
 
 
-def test_import_from_the_servers_storage(
-    client: LakeFSClient, lakefs: LakeFS, repo: str, tmp_path: Path
-) -> None:
-    source = lakefs.local_root / unique("import-src")
+def test_import_from_the_servers_disk(client: LakeFSClient, repo: str, tmp_path: Path) -> None:
+    source = tmp_path / unique("import-src")
     for name, data in {"a.csv": b"1", "nested/b.csv": b"22", "nested/c.csv": b"333"}.items():
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         (source / name).write_bytes(data)
     creation = ImportCreation(
         paths=[
-            ImportLocation(
-                type="common_prefix", path=f"local://{source.name}/", destination="imported/"
-            )
+            ImportLocation(type="common_prefix", path=f"local://{source}/", destination="imported/")
         ],
         commit=CommitCreation(message="import", metadata={"source": "disk"}),
     )
@@ -210,9 +206,9 @@ def test_import_from_the_servers_storage(
     assert bytes(client.objects_api.get_object(repo, "main", "imported/nested/c.csv")) == b"333"
 
 
-def test_wrong_credentials_are_refused(lakefs: LakeFS) -> None:
+def test_wrong_credentials_are_refused(server: LakeFS) -> None:
     configuration = lakefs_sdk.Configuration(
-        host=lakefs.api, username=lakefs.key.access_key_id, password="not-the-secret"
+        host=server.api, username=server.key.access_key_id, password="not-the-secret"
     )
     with pytest.raises(ApiException) as caught:
         LakeFSClient(configuration).repositories_api.list_repositories()

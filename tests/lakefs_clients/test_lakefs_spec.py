@@ -31,12 +31,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def options(lakefs: LakeFS) -> dict[str, str]:
+def options(server: LakeFS) -> dict[str, str]:
     """lakefs-spec's constructor arguments (also pandas' ``storage_options``)."""
     return {
-        "host": lakefs.url,
-        "username": lakefs.key.access_key_id,
-        "password": lakefs.key.secret_access_key,
+        "host": server.url,
+        "username": server.key.access_key_id,
+        "password": server.key.secret_access_key,
     }
 
 
@@ -98,7 +98,7 @@ def test_files_through_fsspec(fs: LakeFSFileSystem, repo: str, tmp_path: Path) -
     assert info["type"] == "file" and info["size"] == 4000
     assert fs.info(f"{base}/data/sub")["type"] == "directory"
     listed = fs.ls(f"{base}/data/", detail=False)
-    assert sorted(listed) == [f"{repo}/main/data/{n}" for n in ("a.txt", "b.txt", "sub")]
+    assert sorted(listed) == [f"{repo}/main/data/{n}" for n in ("a.txt", "b.txt", "sub/")]
     assert fs.find(f"{base}/data") == [
         f"{repo}/main/data/{n}" for n in ("a.txt", "b.txt", "sub/c.bin")
     ]

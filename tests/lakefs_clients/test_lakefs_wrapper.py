@@ -5,6 +5,7 @@ transactions and import. Every answer also passes the contract tap (conftest.py)
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import lakefs
 import pytest
@@ -14,11 +15,11 @@ from tests.lakefs_clients.server import LakeFS, unique
 
 
 @pytest.fixture(scope="module")
-def client(lakefs: LakeFS) -> lakefs.Client:
+def client(server: LakeFS) -> lakefs.Client:
     return lakefs.Client(
-        host=lakefs.url,
-        username=lakefs.key.access_key_id,
-        password=lakefs.key.secret_access_key,
+        host=server.url,
+        username=server.key.access_key_id,
+        password=server.key.secret_access_key,
     )
 
 
@@ -115,15 +116,15 @@ def test_transaction_commits_and_merges(repo: lakefs.Repository) -> None:
     assert [b.id for b in repo.branches()] == ["main"]
 
 
-def test_import_data(repo: lakefs.Repository, lakefs: LakeFS) -> None:
-    source = lakefs.local_root / unique("hl-import")
+def test_import_data(repo: lakefs.Repository, tmp_path: Path) -> None:
+    source = tmp_path / unique("hl-import")
     (source / "sub").mkdir(parents=True)
     (source / "one.txt").write_bytes(b"1")
     (source / "sub" / "two.txt").write_bytes(b"22")
     branch = repo.branch("main")
     status = (
         branch.import_data(commit_message="imported")
-        .prefix(f"local://{source.name}/", destination="in/")
+        .prefix(f"local://{source}/", destination="in/")
         .run(poll_interval=timedelta(seconds=0.1))
     )
     assert status.completed and status.error is None and status.ingested_objects == 2
