@@ -8,6 +8,10 @@ merge, merge base.
 * A log page resumes after the commit ID ``after``; ``objects`` and ``prefixes`` keep the
   commits that changed them, ``since`` and ``stop_at`` end the walk, ``limit`` makes the page
   the last one.
+* A merge always makes a commit (two parents, or one with ``squash_merge``), with its
+  message and metadata, even where a fast-forward would do: lakeFS never fast-forwards, and
+  its clients record what they need in the merge commit (the Airflow provider's run
+  metadata, lakefs-spec's transactions).
 * A merge conflict is a 409 whose body has both lakeFS's ``message`` and its (deprecated)
   empty ``reference``.
 """
@@ -176,6 +180,7 @@ def merge_into_branch(call: Call) -> Reply:
             committer=call.committer,
             squash=bool(doc.get("squash_merge", False)),
             allow_empty=bool(doc.get("allow_empty", False)),
+            fast_forward=False,  # lakeFS never fast-forwards: a merge is always a commit
         )
     except MergeConflict as exc:
         return json_reply({"message": str(exc), "reference": ""}, 409)
