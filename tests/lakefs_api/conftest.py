@@ -11,6 +11,7 @@ skipped, saying why. Nothing here talks to a non-loopback address.
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -140,13 +141,51 @@ def _is_json(response: requests.Response) -> bool:
     return response.headers.get("content-type", "").startswith("application/json")
 
 
+class _Opaque:
+    """An object download seen as the document describes it, where lakeFS itself departs
+    from its document (and graveler does as lakeFS does):
+
+    * lakeFS sends the object's own Content-Type, where the document names
+      ``application/octet-stream`` for the opaque bytes;
+    * the document gives a 206's Content-Range the pattern of a *request's* Range header
+      (``bytes=0-3``); lakeFS sends RFC 9110's ``bytes 0-3/10``, which is checked here
+      instead.
+
+    Status, the other headers and the length are validated all the same."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._response, name)
+
+    @property
+    def content_type(self) -> str:
+        return "application/octet-stream"
+
+    @property
+    def headers(self) -> Any:
+        headers = self._response.headers
+        found = headers.get("Content-Range")
+        if found is not None:
+            assert re.fullmatch(r"bytes \d+-\d+/\d+", found), found
+            headers.remove("Content-Range")
+        return headers
+
+
 def check(spec: Any, response: requests.Response) -> None:
     """Validate ``response`` (and the request it answers) against the OpenAPI document."""
     from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
 
-    request = RequestsOpenAPIRequest(response.request)
+    sent = response.request.copy()
+    if not isinstance(sent.body, bytes | str | None):
+        sent.body = None  # a streamed body (the answer is what is validated)
+    request = RequestsOpenAPIRequest(sent)
+    seen: Any = RequestsOpenAPIResponse(response)
+    if response.status_code in (200, 206) and "/objects?" in str(response.request.url):
+        seen = _Opaque(seen)
     try:
-        spec.validate_response(request, RequestsOpenAPIResponse(response))
+        spec.validate_response(request, seen)
     except Exception as exc:
         detail = getattr(exc, "__cause__", None) or exc
         raise ContractError(
@@ -194,7 +233,11 @@ SCOPED = ("scoped-one", "scoped-two")
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory, spec: Any, moto_url: str) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("lakefs-api") / "home"
-    env = {**ISOLATION, "GRAVELER_S3_ENDPOINT_URL": moto_url}
+    env = {
+        **ISOLATION,
+        "GRAVELER_S3_ENDPOINT_URL": moto_url,
+        "GRAVELER_HOOK_MODULES": "tests.lakefs_api.hookfuncs",
+    }
     with Served(home, None, env=env) as served:
         yield Server(
             served,
@@ -251,7 +294,7 @@ def upload(api: Api, repo: str, branch: str, path: str, data: bytes, **kwargs: A
         "POST",
         f"/repositories/{repo}/branches/{branch}/objects",
         201,
-        params={"path": path},
+        params={"path": path, **kwargs.pop("params", {})},
         data=data,
         headers={"Content-Type": "application/octet-stream", **kwargs.pop("headers", {})},
         **kwargs,

@@ -24,7 +24,7 @@ def test_create_get_delete(api: Api) -> None:
     assert response.status_code == 201
     doc = response.json()
     assert doc["id"] == name and doc["default_branch"] == "trunk"
-    assert doc["storage_namespace"] == f"local://{name}"
+    assert doc["storage_namespace"] == f"local://{name}" and doc["storage_id"] == ""
     assert api.ok("GET", f"/repositories/{name}") == doc
     branches = api.ok("GET", f"/repositories/{name}/branches")["results"]
     assert [b["id"] for b in branches] == ["trunk"]
@@ -44,6 +44,12 @@ def test_s3_namespace(api: Api) -> None:
     name = unique()
     doc = create(api, name, f"s3://{BUCKET}/{name}").json()
     assert doc["storage_namespace"] == f"s3://{BUCKET}/{name}"
+    assert doc["storage_id"] == "s3"  # not the server's default blockstore (local)
+    config = api.ok("GET", "/config")
+    listed = {c["blockstore_id"]: c for c in config["storage_config_list"]}
+    assert listed["s3"]["blockstore_type"] == "s3" and listed["s3"]["pre_sign_support"]
+    assert create(api, unique(), f"s3://{BUCKET}/{unique()}", storage_id="s3").status_code == 201
+    error_of(create(api, unique(), storage_id="s3"), 400)  # a local namespace
 
 
 def test_existing_name_is_409(api: Api, repo: str) -> None:

@@ -130,10 +130,13 @@ def test_other_methods_are_405_json(api: Api) -> None:
 
 
 def test_api_is_never_html(server: Server) -> None:
-    response = requests.get(server.base + "/repositories/../../sign-in", timeout=10)
-    assert not response.headers.get("content-type", "").startswith("text/html") or (
-        "/api/v1" not in response.url
-    )
+    browser = {"Accept": "text/html,application/xhtml+xml", "User-Agent": "Mozilla/5.0"}
+    root = server.base[: -len("/api/v1")]
+    for url in (server.base, server.base + "/", server.base + "/nope", root + "/api/v1/x/y"):
+        response = requests.get(url, headers=browser, timeout=10)
+        assert error_of(response, 404) == "invalid API endpoint"
+    response = requests.get(server.base + "/repositories", headers=browser, timeout=10)
+    error_of(response, 401)
 
 
 def test_keep_alive(api: Api) -> None:

@@ -81,15 +81,13 @@ class LakeFSApi:
             if found.access is not Access.PUBLIC:
                 call.principal = principal_of(self.service.auth, call.headers)
                 check_access(call, found.access)
-            reply = found.handler(call)
+            return found.handler(call)
         except Exception as exc:
             status, message = classify(exc)
             failed = error_reply(status, message)
             if isinstance(exc, ApiError):
                 failed.headers.extend(exc.headers)
             return failed
-        reply.headers.extend(call.extra_headers)
-        return reply
 
     async def _take_body(
         self, call: Call, found: Route, receive: Receive, loop: asyncio.AbstractEventLoop

@@ -52,7 +52,7 @@ def repository(info: RepositoryInfo, storage: Storage) -> dict[str, Any]:
         "id": info.name,
         "creation_date": seconds(info.creation_date),
         "default_branch": info.default_branch,
-        "storage_id": "",
+        "storage_id": storage.storage_id(info.storage_namespace),
         "storage_namespace": storage.external(info.storage_namespace),
         "read_only": False,
     }

@@ -243,14 +243,28 @@ def _pieces(stream: BinaryIO) -> Iterator[bytes]:
 def stat_object(call: Call) -> Reply:
     repo = call.repository()
     entry = repo.stat(call.params["ref"], call.required("path"))
-    return json_reply(_stats(call, repo, entry, call.flag("user_metadata", True)))
+    stats = _stats_of(call, repo, call.flag("user_metadata", True))
+    return json_reply(stats(entry))
 
 
-def _stats(call: Call, repo: Repository, entry: ObjectEntry, metadata: bool) -> dict[str, Any]:
+def _stats_of(
+    call: Call, repo: Repository, metadata: bool
+) -> Callable[[ObjectEntry], dict[str, Any]]:
+    """How this call shows an entry (the query read once, for a whole listing)."""
     if call.flag("presign"):
-        url, expiry = presigned_read(repo, entry)
-        return encode.object_stats(entry, url, metadata=metadata, expiry=expiry)
-    return encode.object_stats(entry, physical(call, repo, entry), metadata=metadata)
+
+        def presigned(entry: ObjectEntry) -> dict[str, Any]:
+            url, expiry = presigned_read(repo, entry)
+            return encode.object_stats(entry, url, metadata=metadata, expiry=expiry)
+
+        return presigned
+    base = call.service.storage.address(repo.info.storage_namespace, "")
+
+    def stored(entry: ObjectEntry) -> dict[str, Any]:
+        where = entry.physical_address if entry.external else base + entry.physical_address
+        return encode.object_stats(entry, where, metadata=metadata)
+
+    return stored
 
 
 def list_objects(call: Call) -> Reply:
@@ -263,15 +277,15 @@ def list_objects(call: Call) -> Reply:
         amount=call.amount(),
     )
     metadata = call.flag("user_metadata", True)
-    rows: list[tuple[str, dict[str, Any]]] = [
-        (e.path, _stats(call, repo, e, metadata)) for e in page.objects
-    ]
+    stats = _stats_of(call, repo, metadata)
+    rows: list[dict[str, Any]] = [stats(e) for e in page.objects]
     if not metadata:
-        for _, doc in rows:
+        for doc in rows:
             del doc["metadata"]
-    rows += [(p, encode.common_prefix(p)) for p in page.common_prefixes]
-    rows.sort(key=lambda row: row[0])
-    return json_reply(encode.page([doc for _, doc in rows], page.next_after))
+    if page.common_prefixes:
+        rows += [encode.common_prefix(p) for p in page.common_prefixes]
+        rows.sort(key=lambda doc: str(doc["path"]))
+    return json_reply(encode.page(rows, page.next_after))
 
 
 def underlying_properties(call: Call) -> Reply:

@@ -61,16 +61,16 @@ def create_repository(call: Call) -> Reply:
     branch = _text(doc, "default_branch") or "main"
     if doc.get("read_only"):
         raise bad_request("read-only repositories are not supported")
-    if doc.get("storage_id") not in (None, ""):
-        raise bad_request(f"unknown storage_id {doc['storage_id']!r:.60}")
     client, service = call.service.client, call.service
+    namespace = service.storage.internal(given)
+    if doc.get("storage_id") not in (None, "", service.storage.storage_id(namespace)):
+        raise bad_request(f"storage_id {doc['storage_id']!r:.60} does not match {given!r:.200}")
     try:
         client.repository(name)
     except RepositoryNotFound:
         pass
     else:
         raise ApiError(409, f"error creating repository: {name!r} already exists")
-    namespace = service.storage.internal(given)
     try:
         repo = client.create_repository(name, namespace, default_branch=branch)
     except NamespaceInUse as exc:
@@ -113,7 +113,10 @@ def get_metadata(call: Call) -> Reply:
 
 def set_metadata(call: Call) -> Reply:
     repo = call.repository()
-    values = encode.metadata_of(call.json().get("metadata"), "metadata")
+    given = call.json().get("metadata")
+    if given is None:
+        raise bad_request("metadata is required: an object of strings")
+    values = encode.metadata_of(given, "metadata")
     settings.write(repo, METADATA, {**(settings.read(repo, METADATA) or {}), **values})
     return no_content()
 

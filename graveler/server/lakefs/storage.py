@@ -11,8 +11,11 @@ Namespaces and physical addresses go back to clients in the same spelling: a nam
 under the local root as ``local://NAME``, others as stored.
 
 ``blockstore_type`` is ``s3`` when the server's namespace root is on S3 and ``local``
-otherwise; presigned URLs (reads, writes and multipart uploads) are offered for S3
-namespaces, which is what ``pre_sign_support`` advertises.
+otherwise. A server holds repositories of both kinds, as a lakeFS with two blockstores
+does: a repository whose namespace is of the other kind reports that kind as its
+``storage_id``, and ``storage_config_list`` describes it (the lakeFS Hadoop FileSystem
+looks its repository's blockstore up that way). Presigned URLs (reads, writes and multipart
+uploads) are offered for S3 namespaces, which is what ``pre_sign_support`` advertises.
 """
 
 from __future__ import annotations
@@ -50,12 +53,20 @@ class Storage:
 
     @property
     def blockstore_type(self) -> str:
-        return "s3" if self.default_root.startswith(S3) else "local"
+        """The kind of the server's own namespace root: ``s3`` or ``local``."""
+        return kind_of(self.default_root)
 
     @property
     def default_prefix(self) -> str:
         """lakeFS's ``default_namespace_prefix``: clients append ``/NAME``."""
         return self.default_root if self.blockstore_type == "s3" else "local://"
+
+    def storage_id(self, namespace: str) -> str:
+        """lakeFS's ``storage_id`` of a repository: ``""`` (the default blockstore) when its
+        namespace is of the root's kind, else that kind, which ``storage_config_list``
+        describes (a local server can hold S3 repositories, and the other way round)."""
+        kind = kind_of(namespace)
+        return "" if kind == self.blockstore_type else kind
 
     def internal(self, given: str) -> str:
         """The canonical namespace of a namespace a client gave; 400 when it is not one this
@@ -108,22 +119,36 @@ class Storage:
             return self.local_root + "/" + posixpath.normpath("/" + raw).lstrip("/")
         return given
 
-    def config(self) -> dict[str, Any]:
-        """lakeFS's ``StorageConfig``."""
-        presign = self.blockstore_type == "s3"
-        example = (
-            self.default_root.rstrip("/") + "/my-repository" if presign else "local://my-repository"
-        )
+    def config(self, kind: str | None = None, blockstore_id: str = "") -> dict[str, Any]:
+        """lakeFS's ``StorageConfig`` of a kind of namespace (default: the root's)."""
+        kind = kind or self.blockstore_type
+        presign = kind == "s3"
+        if kind == self.blockstore_type:
+            prefix = self.default_prefix
+        else:
+            prefix = "s3://" if presign else LOCAL
+        example = prefix.rstrip("/") + "/my-repository" if presign else "local://my-repository"
         return {
-            "blockstore_type": self.blockstore_type,
+            "blockstore_type": kind,
             "blockstore_description": "graveler",
-            "blockstore_id": "",
+            "blockstore_id": blockstore_id,
             "blockstore_namespace_example": example,
-            "blockstore_namespace_ValidityRegex": "^(local|s3)://",
-            "default_namespace_prefix": self.default_prefix,
+            "blockstore_namespace_ValidityRegex": f"^{kind}://",
+            "default_namespace_prefix": prefix,
             "pre_sign_support": presign,
             "pre_sign_support_ui": presign,
             "pre_sign_multipart_upload": presign,
             "import_support": True,
             "import_validity_regex": "^(local|s3|file)://",
         }
+
+    def config_list(self) -> list[dict[str, Any]]:
+        """lakeFS's ``storage_config_list``: the kind of namespace other than the root's, by
+        the ``storage_id`` its repositories report."""
+        other = "local" if self.blockstore_type == "s3" else "s3"
+        return [self.config(other, other)]
+
+
+def kind_of(namespace: str) -> str:
+    """``s3`` for an S3 namespace, ``local`` for any other."""
+    return "s3" if namespace.startswith(S3) else "local"

@@ -40,7 +40,7 @@ def get_config(call: Call) -> Reply:
         {
             "version_config": _version(),
             "storage_config": call.service.storage.config(),
-            "storage_config_list": [],
+            "storage_config_list": call.service.storage.config_list(),
             "ui_config": {"custom_viewers": []},
             "capabilities_config": {},
         }
