@@ -131,3 +131,27 @@ def test_import_data(repo: lakefs.Repository, tmp_path: Path) -> None:
     assert [o.path for o in branch.objects(prefix="in/")] == ["in/one.txt", "in/sub/two.txt"]
     assert branch.object("in/sub/two.txt").reader().read() == b"22"
     assert branch.get_commit().message == "imported"
+
+
+def test_lakectl_configuration_is_enough(
+    server: LakeFS, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``.lakectl.yaml`` as lakectl reads it (docs/lakefs-clients.md): the ``lakefs``
+    package and lakefs-spec take it when given no arguments."""
+    from lakefs_spec import LakeFSFileSystem
+
+    config = tmp_path / "lakectl.yaml"
+    config.write_text(
+        "credentials:\n"
+        f"  access_key_id: {server.key.access_key_id}\n"
+        f"  secret_access_key: {server.key.secret_access_key}\n"
+        "server:\n"
+        f"  endpoint_url: {server.url}\n"
+    )
+    monkeypatch.setenv("LAKECTL_CONFIG_FILE", str(config))
+    name = unique("lakectl")
+    lakefs.Repository(name).create(storage_namespace=f"local://{name}")
+    assert [r.id for r in lakefs.repositories(prefix=name)] == [name]
+    fs = LakeFSFileSystem(skip_instance_cache=True)
+    fs.pipe(f"lakefs://{name}/main/hello.txt", b"hello")
+    assert lakefs.Repository(name).branch("main").object("hello.txt").reader().read() == b"hello"
