@@ -16,6 +16,7 @@ import collections
 import contextlib
 import socket
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import h11
@@ -257,7 +258,7 @@ class _AnswerReader:
         )
 
 
-def _text(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+def _text(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
 
 
