@@ -96,6 +96,27 @@ def test_large_uploads_stream(api: Api, repo: str, branch: str, form: bool) -> N
     assert hashlib.sha256(got.content).digest() == hashlib.sha256(data).digest()
 
 
+def test_chunked_multipart_form(api: Api, repo: str, branch: str) -> None:
+    """A form streamed without a Content-Length (lakectl's Go client sends it so)."""
+    data = os.urandom((2 << 20) + 5)
+    boundary = "graveler-test-boundary"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="content"; filename="f"\r\n'
+        "Content-Type: text/csv\r\n\r\n"
+    ).encode()
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    pieces = [head, data[: 1 << 20], data[1 << 20 :], tail]
+    response = api.post(
+        objects(repo, branch),
+        params={"path": "up/chunked-form"},
+        data=iter(pieces),
+        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+    assert response.status_code == 201, response.text
+    assert response.json()["content_type"] == "text/csv"
+    assert read(api, repo, branch, "up/chunked-form").content == data
+
+
 def test_conditional_uploads(api: Api, repo: str, branch: str) -> None:
     first = upload(api, repo, branch, "up/cond", b"1", headers={"If-None-Match": "*"})
     response = api.post(

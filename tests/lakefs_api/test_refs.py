@@ -188,6 +188,17 @@ def test_merge_conflict_is_409(api: Api, repo: str) -> None:
     assert content.content == b"source"
 
 
+def test_merge_never_fast_forwards(api: Api, repo: str) -> None:
+    dest = new_branch(api, repo)
+    source = new_branch(api, repo, dest)
+    dest_head = api.ok("GET", f"/repositories/{repo}/branches/{dest}")["commit_id"]
+    upload(api, repo, source, "ff", b"1")
+    source_head = commit(api, repo, source)["id"]
+    merged = api.ok("POST", f"/repositories/{repo}/refs/{source}/merge/{dest}")
+    head = api.ok("GET", f"/repositories/{repo}/commits/{merged['reference']}")
+    assert head["parents"] == [dest_head, source_head]
+
+
 def test_squash_merge(api: Api, repo: str) -> None:
     dest = new_branch(api, repo)
     source = new_branch(api, repo, dest)

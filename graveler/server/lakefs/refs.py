@@ -8,12 +8,9 @@ merge, merge base.
 * A log page resumes after the commit ID ``after``; ``objects`` and ``prefixes`` keep the
   commits that changed them, ``since`` and ``stop_at`` end the walk, ``limit`` makes the page
   the last one.
-* A merge always makes a commit (two parents, or one with ``squash_merge``), with its
-  message and metadata, even where a fast-forward would do: lakeFS never fast-forwards, and
-  its clients record what they need in the merge commit (the Airflow provider's run
-  metadata, lakefs-spec's transactions).
-* A merge conflict is a 409 whose body has both lakeFS's ``message`` and its (deprecated)
-  empty ``reference``.
+* A merge always makes a merge commit, as lakeFS's do (never a fast-forward), with two
+  parents or, for ``squash_merge``, the destination's head alone. A conflict is a 409 whose
+  body has both lakeFS's ``message`` and its (deprecated) empty ``reference``.
 """
 
 from __future__ import annotations
@@ -180,7 +177,7 @@ def merge_into_branch(call: Call) -> Reply:
             committer=call.committer,
             squash=bool(doc.get("squash_merge", False)),
             allow_empty=bool(doc.get("allow_empty", False)),
-            fast_forward=False,  # lakeFS never fast-forwards: a merge is always a commit
+            fast_forward=False,  # lakeFS always records a merge commit
         )
     except MergeConflict as exc:
         return json_reply({"message": str(exc), "reference": ""}, 409)
