@@ -37,15 +37,6 @@ class LakeFS:
         """The API's base URL, as lakefs-sdk's ``host`` and Hadoop's endpoint take it."""
         return self.tap.url + PREFIX
 
-    @property
-    def home(self) -> Path:
-        return self.served.home
-
-    @property
-    def local_root(self) -> Path:
-        """Where ``local://NAME`` namespaces live (the server's default root)."""
-        return self.served.home / "data"
-
 
 def unique(prefix: str) -> str:
     """A repository or branch name no other test uses."""

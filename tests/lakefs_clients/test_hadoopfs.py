@@ -8,8 +8,9 @@ and read back, in both of its access modes.
   bytes there with ``s3a://`` (here on moto) and links them through the API.
 
 The server keeps its repositories on moto S3 (``--namespace-root s3://...``), as both modes
-need. One Spark driver per mode, in its own process with the project's pyspark (4.3.0,
-Hadoop 3.5.0): tests/iceberg/spark.py's driver, given this suite's jars.
+need; the same server checks the Python clients' presigned transfers. One Spark driver per
+mode, in its own process with the project's pyspark (4.3.0, Hadoop 3.5.0):
+tests/iceberg/spark.py's driver, given this suite's jars.
 """
 
 from __future__ import annotations
@@ -190,3 +191,46 @@ def test_overwrite_and_listing_on_a_branch(spark: Any, sdk: LakeFSClient, repo: 
     )
     main = sdk.objects_api.list_objects(repo, "main", prefix="t/").results
     assert main == []  # the branch's writes stay on the branch
+
+
+def test_presigned_transfers_of_the_python_clients(server_s3: LakeFS, repo: str) -> None:
+    """On the same S3-backed server, the ``lakefs`` package and lakefs-spec move bytes through
+    presigned URLs, as the server's storage config offers them (``pre_sign_support``)."""
+    import lakefs
+    from lakefs_spec import LakeFSFileSystem
+
+    client = lakefs.Client(
+        host=server_s3.url,
+        username=server_s3.key.access_key_id,
+        password=server_s3.key.secret_access_key,
+    )
+    assert client.storage_config.pre_sign_support
+    links = _staging_links(server_s3)
+    branch = lakefs.Repository(repo, client=client).branch("presigned").create("main")
+    data = bytes(range(256)) * 64
+    branch.object("py/blob.bin").upload(data=data, pre_sign=True)
+    stat = branch.object("py/blob.bin").stat()
+    assert stat.physical_address.startswith(f"s3://{BUCKET}/repos/{repo}/")
+    assert branch.object("py/blob.bin").reader(pre_sign=True).read() == data
+
+    fs = LakeFSFileSystem(
+        host=server_s3.url,
+        username=server_s3.key.access_key_id,
+        password=server_s3.key.secret_access_key,
+        pre_sign=True,
+        skip_instance_cache=True,
+    )
+    fs.pipe(f"lakefs://{repo}/presigned/py/spec.txt", b"through a presigned URL")
+    assert fs.cat(f"lakefs://{repo}/presigned/py/spec.txt") == b"through a presigned URL"
+    assert fs.info(f"lakefs://{repo}/presigned/py/spec.txt")["size"] == 23
+    # both uploads went to S3 directly and were linked through the API afterwards
+    assert _staging_links(server_s3) == links + 2
+
+
+def _staging_links(server: LakeFS) -> int:
+    """Physical addresses linked so far (``PUT .../staging/backing`` answered 200)."""
+    return sum(
+        n
+        for call, n in server.tap.checked.items()
+        if call.startswith("PUT ") and call.endswith("/staging/backing -> 200")
+    )
