@@ -28,7 +28,7 @@ if [[ ! -s "$CACHE/$name" ]]; then
 	fi
 	if [[ -z "$src" ]] || ! git -C "$src" cat-file -e "$commit^{commit}" 2>/dev/null; then
 		echo "build-lakefs-hadoopfs: lakeFS's source at $commit is needed to build $name" >&2
-		echo "  (a clone of github.com/treeverse/lakeFS; point LAKEFS_SRC at it)" >&2
+		echo "  (a clone of lakeFS's repository, treeverse/lakeFS: point LAKEFS_SRC at it)" >&2
 		exit 1
 	fi
 	command -v mvn >/dev/null || { echo "build-lakefs-hadoopfs: 'mvn' not found" >&2; exit 1; }
