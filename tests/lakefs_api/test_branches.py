@@ -77,6 +77,24 @@ def test_reset_everything_an_object_a_prefix(api: Api, repo: str, branch: str) -
     assert diff_paths(api, repo, branch) == []
 
 
+def test_reset_of_a_new_object_leaves_the_branch_clean(api: Api, repo: str, branch: str) -> None:
+    upload(api, repo, branch, "new", b"n")
+    base = f"{branches(repo)}/{branch}"
+    assert api.put(base, json={"type": "object", "path": "new"}).status_code == 204
+    assert diff_paths(api, repo, branch) == []
+    made = commit(api, repo, branch, "x", allow_empty=True)
+    body = {"ref": made["id"], "parent_number": 0, "allow_empty": True}
+    assert api.post(f"{base}/revert", json=body).status_code == 204  # clean: revert runs
+
+
+def test_reset_one_object_beside_a_longer_path(api: Api, repo: str, branch: str) -> None:
+    upload(api, repo, branch, "f.csv", b"1")
+    upload(api, repo, branch, "f.csv.tmp", b"2")
+    base = f"{branches(repo)}/{branch}"
+    assert api.put(base, json={"type": "object", "path": "f.csv"}).status_code == 204
+    assert diff_paths(api, repo, branch) == ["f.csv.tmp"]
+
+
 def test_reset_bad_type_is_400(api: Api, repo: str, branch: str) -> None:
     base = f"{branches(repo)}/{branch}"
     error_of(api.put(base, json={"type": "object"}), 400)

@@ -26,6 +26,7 @@ from graveler.server.lakefs.http import (
     MAX_JSON_BODY,
     BodyReader,
     Call,
+    ClientGone,
     Receive,
     Reply,
     Send,
@@ -67,7 +68,7 @@ class LakeFSApi:
         except BodyTooLarge as exc:
             await answer(send, error_reply(413, str(exc)), scope, close=True)
             return
-        except ConnectionError:
+        except ClientGone:
             return
         reply = await loop.run_in_executor(self.executor, self.serve, call, found)
         if unread is None and call.body_reader is not None:
@@ -82,6 +83,8 @@ class LakeFSApi:
                 call.principal = principal_of(self.service.auth, call.headers)
                 check_access(call, found.access)
             return found.handler(call)
+        except ClientGone:
+            return error_reply(400, "the request body ended early: the client went away")
         except Exception as exc:
             status, message = classify(exc)
             failed = error_reply(status, message)

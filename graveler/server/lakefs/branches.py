@@ -82,8 +82,13 @@ def reset_branch(call: Call) -> Reply:
 
 
 def _reset_object(repo: Repository, branch: str, path: str) -> None:
-    """Drop the uncommitted change of one object: stage its committed entry again (or its
-    absence), so the branch shows no change at ``path``."""
+    """Drop the uncommitted change of one object. Its staged changes are dropped as a prefix
+    when no other changed path starts with ``path`` (the usual case: the branch is then as
+    clean as before the change); otherwise its committed entry (or its absence) is staged
+    again, which leaves no change at ``path`` and the other paths as they are."""
+    if all(d.path == path for d in repo.diff_uncommitted(branch, prefix=path)):
+        repo.reset(branch, prefix=path)
+        return
     try:
         committed = repo.stat(branch + "@", path)
     except ObjectNotFound:

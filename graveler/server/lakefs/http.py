@@ -42,6 +42,10 @@ MAX_JSON_BODY = 16 << 20
 BATCH_BYTES = 1 << 20
 
 
+class ClientGone(ConnectionError):
+    """The client disconnected before its request body was complete."""
+
+
 @dataclass
 class Reply:
     """An answer: ``body`` (bytes) or ``stream`` (a blocking iterator of pieces, read on a
@@ -205,7 +209,7 @@ async def read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            raise ConnectionError("client went away")
+            raise ClientGone("client went away")
         piece = message.get("body", b"")
         total += len(piece)
         if total > limit:
@@ -271,7 +275,7 @@ class BodyReader(io.RawIOBase):
         while total < BATCH_BYTES:
             message = await self._receive()
             if message["type"] == "http.disconnect":
-                raise ConnectionError("client went away during the upload")
+                raise ClientGone("client went away during the upload")
             piece = message.get("body", b"")
             if piece:
                 parts.append(piece)
