@@ -7,7 +7,7 @@ a presigned ``X-Amz-*`` query), or otherwise looks like an S3 call (an ``x-amz-*
 S3 sub-resource in the query, a virtual-host bucket), goes to the gateway, which refuses
 unsigned ones; ``/api/v1`` and below go to lakeFS's REST API (:mod:`graveler.server.lakefs`,
 errors as lakeFS's JSON); ``/iceberg/api`` goes to the Iceberg REST catalog; the rest to the
-web UI behind its sign-in (:mod:`graveler.server.session`).
+web UI behind its sign-in (:mod:`graveler.server.ui.signin`).
 """
 
 from __future__ import annotations
@@ -19,17 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from graveler.client import Graveler
-from graveler.gateway.app import Gateway
 from graveler.server.auth import Authenticator
 from graveler.server.config import ServerConfig
 from graveler.server.credentials import Credentials, server_key
 from graveler.server.lakefs import create_app as create_lakefs_api
-from graveler.server.session import signed_in_ui
+from graveler.server.s3.app import Gateway
+from graveler.server.ui.signin import signed_in_ui
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 ICEBERG_PREFIX = "/iceberg/api"
 #: The module that provides the Iceberg REST catalog (``create_app(client, authenticator)``).
-ICEBERG_MODULE = "graveler.iceberg.rest"
+ICEBERG_MODULE = "graveler.server.catalog.rest"
 #: Where lakeFS's REST API is served.
 LAKEFS_PREFIX = "/api/v1"
 #: User agents of S3 clients (an unsigned request from one gets S3's AccessDenied, not a page).

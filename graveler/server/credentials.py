@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graveler import validate
-from graveler.errors import InvalidArgument
-from graveler.model import AccessKey
-from graveler.refs.sql_server import SqlAccessKeyStore
+from graveler.core import validate
+from graveler.core.errors import InvalidArgument
+from graveler.core.model import AccessKey
+from graveler.storage.refs.sql_server import SqlAccessKeyStore
 
 ENCRYPT_KEY_ENV = "GRAVELER_AUTH_ENCRYPT_KEY"
 KEY_FILE = "auth.key"

@@ -16,7 +16,7 @@ from typing import Any
 from graveler.client import Graveler
 from graveler.server.app import create_server_app
 from graveler.server.config import CONFIG_ENV, ServerConfig
-from graveler.ui.server import bind
+from graveler.server.listen import bind
 
 
 def urls(config: ServerConfig, port: int) -> dict[str, str]:

@@ -9,8 +9,8 @@ status, times and error) as text.
 
 from __future__ import annotations
 
-from graveler.errors import NotFound
-from graveler.hookevents import HookResult, HookRun
+from graveler.core.errors import NotFound
+from graveler.core.hookevents import HookResult, HookRun
 from graveler.server.lakefs import encode
 from graveler.server.lakefs.http import Call, Reply, json_reply
 from graveler.server.lakefs.routing import Route, route

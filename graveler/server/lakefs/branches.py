@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from graveler.errors import ObjectNotFound, ProtectedBranch, TagNotFound
+from graveler.core.errors import ObjectNotFound, ProtectedBranch, TagNotFound
 from graveler.repository import Repository
 from graveler.server.lakefs import encode
 from graveler.server.lakefs.errors import ApiError, bad_request

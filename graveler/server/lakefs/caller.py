@@ -19,7 +19,7 @@ import base64
 import binascii
 from collections.abc import Mapping
 
-from graveler.errors import AuthenticationFailed
+from graveler.core.errors import AuthenticationFailed
 from graveler.server.auth import LAKEFS, Authenticator, Principal
 
 #: lakeFS's session cookie.

@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from graveler.entry import ObjectEntry, etag_of
-from graveler.hookevents import HookResult, HookRun
-from graveler.model import Commit
-from graveler.model import Repository as RepositoryInfo
+from graveler.core.hookevents import HookResult, HookRun
+from graveler.core.model import Commit
+from graveler.core.model import Repository as RepositoryInfo
 from graveler.server.lakefs.errors import bad_request
 from graveler.server.lakefs.http import MAX_AMOUNT
 from graveler.server.lakefs.storage import Storage
+from graveler.storage.entry import ObjectEntry, etag_of
 
 OBJECT = "object"
 COMMON_PREFIX = "common_prefix"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 
-from graveler.errors import (
+from graveler.core.errors import (
     AccessDenied,
     AuthenticationFailed,
     BranchMoved,

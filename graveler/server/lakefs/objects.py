@@ -25,9 +25,8 @@ from datetime import UTC, datetime
 from email.utils import format_datetime
 from typing import Any, BinaryIO
 
-from graveler import validate
-from graveler.entry import ObjectEntry, etag_of
-from graveler.errors import InvalidArgument, PreconditionFailed, ProtectedBranch
+from graveler.core import validate
+from graveler.core.errors import InvalidArgument, PreconditionFailed, ProtectedBranch
 from graveler.repository import Repository
 from graveler.server.lakefs import encode
 from graveler.server.lakefs.errors import ApiError, bad_request
@@ -35,6 +34,7 @@ from graveler.server.lakefs.forms import ContentPart, boundary_of
 from graveler.server.lakefs.http import Call, Reply, json_reply, no_content
 from graveler.server.lakefs.routing import Access, Body, Route, route
 from graveler.server.lakefs.staging import presigned_read
+from graveler.storage.entry import ObjectEntry, etag_of
 
 OCTET_STREAM = "application/octet-stream"
 META_HEADER = "x-lakefs-meta-"

@@ -20,14 +20,14 @@ from datetime import UTC, datetime
 from itertools import islice
 from typing import Any
 
-from graveler.commits import merge_base
-from graveler.errors import MergeConflict
-from graveler.model import Commit
+from graveler.core.errors import MergeConflict
+from graveler.core.model import Commit
 from graveler.repository import Repository
 from graveler.server.lakefs import encode
 from graveler.server.lakefs.errors import bad_request, not_found, not_implemented
 from graveler.server.lakefs.http import Call, Reply, json_reply
 from graveler.server.lakefs.routing import Access, Body, Route, route
+from graveler.views.history import merge_base
 
 DIFF_TYPES = ("two_dot", "three_dot")
 

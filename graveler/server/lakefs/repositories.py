@@ -19,7 +19,7 @@ import hashlib
 import json
 from typing import Any
 
-from graveler.errors import NamespaceInUse, RepositoryNotFound
+from graveler.core.errors import NamespaceInUse, RepositoryNotFound
 from graveler.repository import Repository
 from graveler.server.lakefs import encode, settings
 from graveler.server.lakefs.errors import ApiError, bad_request, not_implemented

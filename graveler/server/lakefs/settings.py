@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from graveler.errors import CorruptFile, ObjectNotFound
+from graveler.core.errors import CorruptFile, ObjectNotFound
 from graveler.repository import Repository
 
 PREFIX = "_graveler/lakefs/"

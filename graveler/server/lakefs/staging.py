@@ -25,15 +25,15 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from graveler.entry import ObjectEntry, etag_of
-from graveler.errors import InvalidArgument, ObjectNotFound, PreconditionFailed
-from graveler.objects import new_physical_address, normalize_address
-from graveler.objectstore import ObjectStore
+from graveler.core.errors import InvalidArgument, ObjectNotFound, PreconditionFailed
 from graveler.repository import Repository
 from graveler.server.lakefs import encode
 from graveler.server.lakefs.errors import bad_request, not_implemented
 from graveler.server.lakefs.http import Call, Reply, json_reply, no_content
 from graveler.server.lakefs.routing import Access, Body, Route, route
+from graveler.storage.entry import ObjectEntry, etag_of
+from graveler.storage.objects import new_physical_address, normalize_address
+from graveler.storage.objectstore import ObjectStore
 
 PRESIGN_SECONDS = 900
 MAX_PARTS = 10_000

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from graveler.errors import InvalidArgument
-from graveler.namespaces import canonical_namespace
+from graveler.core.errors import InvalidArgument
 from graveler.server.lakefs.errors import bad_request
+from graveler.storage.namespaces import canonical_namespace
 
 LOCAL = "local://"
 S3 = "s3://"

@@ -17,8 +17,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from graveler.errors import AuthenticationFailed, NotFound
-from graveler.model import AccessKey
+from graveler.core.errors import AuthenticationFailed, NotFound
+from graveler.core.model import AccessKey
 from graveler.server.auth import LAKEFS
 from graveler.server.lakefs import encode
 from graveler.server.lakefs.caller import COOKIE, TOKEN_SECONDS, login_cookie
