@@ -1,44 +1,60 @@
 #!/usr/bin/env bash
-# Builds lakeFS's Hadoop FileSystem (the assembly jar) from lakeFS's source at the commit that
+# Builds lakeFS's Hadoop FileSystem (the assembly jar) from lakeFS's source release that
 # scripts/lakefs-hadoopfs.txt pins, into a cache outside the clone, and copies it into DIR
-# (default .jars). Maven fetches the build's dependencies into ~/.m2 (Maven Central); nothing
-# here runs at test time. Why it is built: see scripts/lakefs-hadoopfs.txt.
-#
-# lakeFS's source: LAKEFS_SRC, a clone or bare mirror of lakeFS's repository holding the
-# commit; otherwise the first of ../.mirror/treeverse+lakeFS/repo (beside the clone) and
-# /work/.mirror/treeverse+lakeFS/repo that exists.
+# (default .jars). The source is the release's Go module zip from the Go module proxy
+# ($GOPROXY's first entry, proxy.golang.org by default), checked against the pinned SHA-256;
+# Maven fetches the build's dependencies into ~/.m2 (Maven Central). Nothing here runs at test
+# time. Why it is built at all: see scripts/lakefs-hadoopfs.txt.
 #
 # Usage: scripts/build-lakefs-hadoopfs.sh [DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 DIR=${1:-.jars}
-read -r coordinate commit < <(grep -v '^#' scripts/lakefs-hadoopfs.txt | grep -v '^$' | head -1)
+read -r coordinate module sha256 < <(grep -v '^#' scripts/lakefs-hadoopfs.txt | grep -v '^$' | head -1)
 IFS=: read -r _group artifact version <<<"$coordinate"
-name="$artifact-$version-${commit:0:8}.jar"
+path=${module%@*}
+release=${module#*@}
+name="$artifact-$version-lakefs-$release.jar"
 CACHE=${GRAVELER_JAR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/graveler/jars}
 mkdir -p "$DIR" "$CACHE"
 if [[ -s "$DIR/$name" ]]; then exit 0; fi
+
+# The release's source, from the Go module proxy, kept in the cache once its hash is checked.
+fetch_source() {
+	local zip="$CACHE/${path//\//+}@$release.zip" proxy
+	if [[ ! -s "$zip" ]]; then
+		proxy=$(go env GOPROXY 2>/dev/null || true)
+		proxy=${proxy:-https://proxy.golang.org}
+		proxy=${proxy%%[,|]*}
+		[[ "$proxy" == http* ]] || proxy=https://proxy.golang.org
+		echo "fetching $module from $proxy" >&2
+		curl -fsSL --retry 3 -o "$zip.tmp" "$proxy/$path/@v/$release.zip"
+		echo "$sha256  $zip.tmp" | sha256sum -c --quiet - ||
+			{ echo "build-lakefs-hadoopfs: $module does not have the pinned SHA-256" >&2; rm -f "$zip.tmp"; exit 1; }
+		mv "$zip.tmp" "$zip"
+	fi
+	echo "$zip"
+}
+
 if [[ ! -s "$CACHE/$name" ]]; then
-	src=${LAKEFS_SRC:-}
-	if [[ -z "$src" ]]; then
-		for candidate in "$ROOT/../.mirror/treeverse+lakeFS/repo" /work/.mirror/treeverse+lakeFS/repo; do
-			if [[ -d "$candidate" ]]; then src=$candidate; break; fi
-		done
-	fi
-	if [[ -z "$src" ]] || ! git -C "$src" cat-file -e "$commit^{commit}" 2>/dev/null; then
-		echo "build-lakefs-hadoopfs: lakeFS's source at $commit is needed to build $name" >&2
-		echo "  (a clone of lakeFS's repository, treeverse/lakeFS: point LAKEFS_SRC at it)" >&2
-		exit 1
-	fi
 	command -v mvn >/dev/null || { echo "build-lakefs-hadoopfs: 'mvn' not found" >&2; exit 1; }
-	echo "building $name from lakeFS $commit"
+	zip=$(fetch_source)
+	echo "building $name from $module"
 	BUILD=$(mktemp -d)
 	trap 'rm -rf "$BUILD"' EXIT
-	git -C "$src" archive "$commit" clients/java clients/hadoopfs | tar -x -C "$BUILD"
-	# The FileSystem names the SDK release it was built with; the same commit's SDK source
+	python3 - "$zip" "$path@$release/" "$BUILD" <<'PY'
+import sys, zipfile
+archive, prefix, target = sys.argv[1:]
+with zipfile.ZipFile(archive) as zf:
+    for info in zf.infolist():
+        rel = info.filename[len(prefix):] if info.filename.startswith(prefix) else None
+        if rel and rel.startswith(("clients/java/", "clients/hadoopfs/")) and ".." not in rel.split("/"):
+            info.filename = rel
+            zf.extract(info, target)
+PY
+	# The FileSystem names the SDK release it was built with; the same release's SDK source
 	# stands in for it, under a version of its own in ~/.m2.
-	sdk="0.0.0-graveler-${commit:0:8}"
+	sdk="0.0.0-graveler-lakefs-$release"
 	sed -i "0,/<version>0.0.0<\/version>/s//<version>$sdk<\/version>/" "$BUILD/clients/java/pom.xml"
 	perl -0pi -e "s#(<artifactId>sdk</artifactId>\s*<version>)[^<]*#\${1}$sdk#" \
 		"$BUILD/clients/hadoopfs/pom.xml"

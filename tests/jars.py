@@ -36,7 +36,7 @@ def jar_paths(*artifacts: str) -> list[str]:
 
 
 #: lakeFS's Hadoop FileSystem, built from source by ``make lakefs-hadoopfs``
-#: (scripts/lakefs-hadoopfs.txt says why and at which commit).
+#: (scripts/lakefs-hadoopfs.txt says why, and from which lakeFS release).
 BUILT_LIST = LIST.with_name("lakefs-hadoopfs.txt")
 
 
@@ -45,9 +45,10 @@ def lakefs_hadoopfs_jar() -> str:
     (run ``make lakefs-hadoopfs``)."""
     for line in BUILT_LIST.read_text().splitlines():
         if line.strip() and not line.startswith("#"):
-            coordinate, commit = line.split()
+            coordinate, module, _sha256 = line.split()
             _, artifact, version = coordinate.split(":")
-            path = JARS_DIR / f"{artifact}-{version}-{commit[:8]}.jar"
+            release = module.rpartition("@")[2]
+            path = JARS_DIR / f"{artifact}-{version}-lakefs-{release}.jar"
             if not path.is_file():
                 raise FileNotFoundError(f"{path} is missing: run 'make lakefs-hadoopfs'")
             return str(path)
