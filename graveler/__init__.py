@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from graveler.core.hookevents import HookEvent, HookResult, HookRun
     from graveler.core.model import Branch, Commit, MergeResult, RangeSettings, ResolvedRef, Tag
     from graveler.core.model import Repository as RepositoryInfo
+    from graveler.core.protection import BlockedAction, ProtectionRule
     from graveler.core.uri import GravelerURI
     from graveler.repository import Repository
     from graveler.storage.committed.merge import MergeStrategy
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from graveler.views.listing import ListingPage
 
 _EXPORTS = {
+    "BlockedAction": "graveler.core.protection",
     "Branch": "graveler.core.model",
     "ChangeType": "graveler.views.diff",
     "ClientSettings": "graveler.core.config",
@@ -73,6 +75,7 @@ _EXPORTS = {
     "MergeOptions": "graveler.versioning.merge",
     "MergeResult": "graveler.core.model",
     "MergeStrategy": "graveler.storage.committed.merge",
+    "ProtectionRule": "graveler.core.protection",
     "Publication": "graveler.versioning.runs",
     "Run": "graveler.versioning.runs",
     "ObjectEntry": "graveler.storage.entry",
@@ -88,6 +91,7 @@ _EXPORTS = {
 
 __all__ = [
     "DATA_PREFIX",
+    "BlockedAction",
     "Branch",
     "ChangeType",
     "ClientSettings",
@@ -109,6 +113,7 @@ __all__ = [
     "MergeResult",
     "MergeStrategy",
     "ObjectEntry",
+    "ProtectionRule",
     "Publication",
     "RangeSettings",
     "Repository",

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from graveler.storage.objectstore.port import ObjectStore
     from graveler.storage.refs.port import RefStore, StagingStore
     from graveler.tables import diff as table_diff
-    from graveler.versioning import branches, bulk_writes, cherrypick, imports, writes
+    from graveler.versioning import branches, bulk_writes, cherrypick, imports, protection, writes
     from graveler.versioning import commit as committing
     from graveler.versioning import merge as merging
     from graveler.versioning import reset as resets
@@ -153,6 +153,10 @@ class Repository:
         list_branches = branches.list_branches
         delete_branch = branches.delete_branch
         protect_branch = branches.protect_branch
+        protection_rules = protection.protection_rules
+        set_protection_rules = protection.set_protection_rules
+        add_protection_rule = protection.add_protection_rule
+        delete_protection_rule = protection.delete_protection_rule
         create_tag = branches.create_tag
         tag = branches.get_tag
         list_tags = branches.list_tags
@@ -237,6 +241,10 @@ _METHODS: dict[str, tuple[str, str]] = {
     "list_branches": ("graveler.versioning.branches", "list_branches"),
     "delete_branch": ("graveler.versioning.branches", "delete_branch"),
     "protect_branch": ("graveler.versioning.branches", "protect_branch"),
+    "protection_rules": ("graveler.versioning.protection", "protection_rules"),
+    "set_protection_rules": ("graveler.versioning.protection", "set_protection_rules"),
+    "add_protection_rule": ("graveler.versioning.protection", "add_protection_rule"),
+    "delete_protection_rule": ("graveler.versioning.protection", "delete_protection_rule"),
     "create_tag": ("graveler.versioning.branches", "create_tag"),
     "tag": ("graveler.versioning.branches", "get_tag"),
     "list_tags": ("graveler.versioning.branches", "list_tags"),

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from graveler.cli.protect_arguments import protect_parser
 from graveler.cli.server_arguments import credentials_parser, serve_parser, ui_parser
 
 EXIT_USAGE = 2
@@ -47,7 +48,10 @@ def _branch(sub: Any) -> None:
     c = bs.add_parser("create", help="create a branch from a ref")
     c.add_argument("uri", metavar="graveler://REPO/BRANCH")
     c.add_argument("--source", required=True, metavar="graveler://REPO/REF")
-    bs.add_parser("list", help="list branches").add_argument("uri", metavar="graveler://REPO")
+    c.add_argument("--hidden", action="store_true", help="left out of listings by default")
+    ls = bs.add_parser("list", help="list branches")
+    ls.add_argument("uri", metavar="graveler://REPO")
+    ls.add_argument("--show-hidden", action="store_true", help="hidden branches too")
     bs.add_parser("delete", help="delete a branch").add_argument(
         "uri", metavar="graveler://REPO/BRANCH"
     )
@@ -343,6 +347,7 @@ def _import(sub: Any) -> None:
 COMMANDS: dict[str, Callable[[Any], None]] = {
     "repo": _repo,
     "branch": _branch,
+    "branch-protect": protect_parser,
     "tag": _tag,
     "fs": _fs,
     "commit": _commit,

@@ -78,22 +78,24 @@ def branch_create(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, _ = repo_of(gv, a.uri)
     name = uris.require(a.uri, ref=True).ref
     assert name is not None
-    b = repo.create_branch(name, same_repo(repo, a.source))
+    b = repo.create_branch(name, same_repo(repo, a.source), hidden=a.hidden)
     done(out, branch_doc(b), f"Branch {b.name} created at {b.commit_id[:12]}")
     return 0
 
 
 def branch_list(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, _ = repo_of(gv, a.uri)
-    branches = repo.list_branches()
+    branches = repo.list_branches(show_hidden=a.show_hidden)
     if out.as_json:
         out.json([branch_doc(b) for b in branches])
-    else:
-        out.table(
-            None,
-            ["BRANCH", "COMMIT", "PROTECTED"],
-            [(b.name, b.commit_id[:12], "yes" if b.protected else "") for b in branches],
-        )
+        return 0
+    rows: list[tuple[str, ...]] = [
+        (b.name, b.commit_id[:12], "yes" if b.protected else "") for b in branches
+    ]
+    if a.show_hidden:
+        rows = [(*row, "yes" if b.hidden else "") for row, b in zip(rows, branches, strict=True)]
+    heading = ["BRANCH", "COMMIT", "PROTECTED", *(["HIDDEN"] if a.show_hidden else [])]
+    out.table(None, heading, rows)
     return 0
 
 

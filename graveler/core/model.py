@@ -38,6 +38,9 @@ class Branch:
 
     ``staging_token`` receives new writes; ``sealed_tokens`` (newest first) hold writes that a
     commit in progress is turning into a tree. Reads see staging, then sealed, then the commit.
+    ``protected``: this branch alone takes merges only (``protect_branch``; the repository's
+    protection rules apply besides). ``hidden``: left out of branch listings unless they ask
+    for hidden branches (lakeFS's hidden branches; set when the branch is created).
     """
 
     name: str
@@ -45,6 +48,7 @@ class Branch:
     staging_token: str
     sealed_tokens: tuple[str, ...] = ()
     protected: bool = False
+    hidden: bool = False
 
     @property
     def tokens(self) -> tuple[str, ...]:

@@ -15,6 +15,13 @@ from typing import Any
 
 from graveler.core.hookevents import HookEvent, HookResult, HookRun, HookStatus
 from graveler.core.model import Branch, Commit, RangeSettings, Repository, StagedEntry, Tag
+from graveler.core.protection import (
+    BlockedAction,
+    ProtectionRule,
+    decode_actions,
+    encode_actions,
+)
+from graveler.core.protection import check as check_rules
 
 #: Commits per page of ``iter_commits`` (each page its own short read).
 ITER_BATCH = 1_000
@@ -61,6 +68,7 @@ def branch_values(branch: Branch) -> dict[str, Any]:
         "staging_token": branch.staging_token,
         "sealed_tokens": dump_json(list(branch.sealed_tokens)),
         "protected": branch.protected,
+        "hidden": branch.hidden,
     }
 
 
@@ -71,6 +79,7 @@ def to_branch(row: Row) -> Branch:
         staging_token=row.staging_token,
         sealed_tokens=tuple(json.loads(row.sealed_tokens)),
         protected=bool(row.protected),
+        hidden=bool(row.hidden),
     )
 
 
@@ -170,3 +179,20 @@ def to_hook_run(row: Row) -> HookRun:
             for d in json.loads(row.hooks)
         ),
     )
+
+
+def protection_row(repo: str, rule: ProtectionRule) -> dict[str, Any]:
+    """The ``graveler_branch_protection`` row of ``rule``."""
+    return {"repo": repo, "pattern": rule.pattern, "blocked": encode_actions(rule.blocked)}
+
+
+def to_protection_rule(pattern: str, blocked: str) -> ProtectionRule:
+    return ProtectionRule(pattern, decode_actions(blocked))
+
+
+def check_staging_write(found: Any, branch: str) -> None:
+    """Raise ProtectionRuleBlocked when one of the (pattern, blocked) rows ``found`` blocks
+    writes to the staging area of ``branch`` (the check every ``stage`` makes inside its
+    transaction)."""
+    rules = [to_protection_rule(str(p), str(b)) for p, b in found]
+    check_rules(rules, branch, BlockedAction.STAGING_WRITE)

@@ -17,14 +17,23 @@ from graveler.core.errors import (
     BranchNotFound,
     CommitNotFound,
     InvalidArgument,
+    PreconditionFailed,
     RepositoryNotFound,
     TagNotFound,
 )
 from graveler.core.keyspace import text_successor
 from graveler.core.model import Branch, Commit, Repository, Tag
+from graveler.core.protection import ProtectionRule, ruleset
 from graveler.storage.refs import rows, sqlite_branch
 from graveler.storage.refs.db import Database
-from graveler.storage.refs.schema import branches, commits, hook_runs, repositories, tags
+from graveler.storage.refs.schema import (
+    branch_protection,
+    branches,
+    commits,
+    hook_runs,
+    repositories,
+    tags,
+)
 from graveler.storage.refs.sql_staging import delete_tokens
 
 
@@ -80,7 +89,7 @@ class SqlRefStore:
                 tokens.append(branch.staging_token)
                 tokens.extend(branch.sealed_tokens)
             delete_tokens(conn, tokens)
-            for table in (hook_runs, tags, commits, branches):
+            for table in (hook_runs, branch_protection, tags, commits, branches):
                 conn.execute(delete(table).where(table.c.repo == name))
             conn.execute(delete(repositories).where(repositories.c.name == name))
 
@@ -191,6 +200,36 @@ class SqlRefStore:
                 raise BranchNotFound(f"branch {name!r} not found in repository {repo!r}")
             conn.execute(delete(branches).where(*_branch_key(repo, name)))
         return rows.to_branch(row)
+
+    # branch protection rules -------------------------------------------------------------------
+
+    def get_protection_rules(self, repo: str) -> list[ProtectionRule]:
+        """The repository's rules, sorted by pattern. Raises RepositoryNotFound."""
+        with self._db.read(f"read the branch protection rules of {repo!r}") as conn:
+            _lock_repository(conn, repo, exclusive=None)
+            return _rules(conn, repo)
+
+    def set_protection_rules(
+        self,
+        repo: str,
+        rules: Sequence[ProtectionRule],
+        *,
+        expected: Sequence[ProtectionRule] | None = None,
+    ) -> None:
+        """Replace the rules in one transaction, the repository row held ``FOR UPDATE`` on
+        PostgreSQL so that replacements take turns. Raises PreconditionFailed (``expected``
+        is not what is stored), RepositoryNotFound, InvalidArgument (a pattern twice)."""
+        chosen = ruleset(rules)
+        with self._db.write(f"set the branch protection rules of {repo!r}") as conn:
+            _lock_repository(conn, repo, exclusive=True)
+            if expected is not None and _rules(conn, repo) != ruleset(expected):
+                raise PreconditionFailed(
+                    f"the branch protection rules of {repo!r} changed since they were read"
+                )
+            conn.execute(delete(branch_protection).where(branch_protection.c.repo == repo))
+            if chosen:
+                values = [rows.protection_row(repo, r) for r in chosen]
+                conn.execute(insert(branch_protection), values)
 
     # tags --------------------------------------------------------------------------------------
 
@@ -306,3 +345,12 @@ def _lock_repository(conn: Connection, name: str, *, exclusive: bool | None) -> 
         query = query.with_for_update(read=not exclusive, key_share=not exclusive)
     if conn.execute(query).first() is None:
         raise RepositoryNotFound(f"repository {name!r} not found")
+
+
+def _rules(conn: Connection, repo: str) -> list[ProtectionRule]:
+    query = (
+        select(branch_protection.c.pattern, branch_protection.c.blocked)
+        .where(branch_protection.c.repo == repo)
+        .order_by(branch_protection.c.pattern)
+    )
+    return [rows.to_protection_rule(p, b) for p, b in conn.execute(query)]

@@ -18,12 +18,14 @@ from graveler.core.errors import (
     BranchNotFound,
     CommitNotFound,
     InvalidArgument,
+    PreconditionFailed,
     RepositoryNotFound,
     TagNotFound,
 )
 from graveler.core.keyspace import successor, text_successor
 from graveler.core.model import Branch, Commit, Repository, Tag
-from graveler.storage.refs import rows, sqlite_branch
+from graveler.core.protection import ProtectionRule, ruleset
+from graveler.storage.refs import rows, sqlite_branch, sqlite_stage
 from graveler.storage.refs.sqlite_conn import format_time
 from graveler.storage.refs.sqlite_db import SqliteDatabase, marks, records
 
@@ -36,9 +38,19 @@ _REPO_COLUMNS = (
     "range_max_size",
     "range_raggedness",
 )
-_BRANCH_COLUMNS = ("repo", "name", "commit_id", "staging_token", "sealed_tokens", "protected")
+_BRANCH_COLUMNS = (
+    "repo",
+    "name",
+    "commit_id",
+    "staging_token",
+    "sealed_tokens",
+    "protected",
+    "hidden",
+)
 _REPOSITORIES = f"SELECT {', '.join(_REPO_COLUMNS)} FROM graveler_repositories"
-_BRANCHES = "SELECT name, commit_id, staging_token, sealed_tokens, protected FROM graveler_branches"
+_BRANCHES = (
+    "SELECT name, commit_id, staging_token, sealed_tokens, protected, hidden FROM graveler_branches"
+)
 _COMMITS = f"SELECT {', '.join(sqlite_branch.COMMIT_COLUMNS)} FROM graveler_commits"
 _INSERT_BRANCH = (
     f"INSERT INTO graveler_branches ({', '.join(_BRANCH_COLUMNS)}, version) "
@@ -92,7 +104,7 @@ class SqliteRefStore:
             for branch in _branches(conn, name):
                 tokens.extend(branch.tokens)
             delete_tokens(conn, tokens)
-            for table in ("hook_runs", "tags", "commits", "branches"):
+            for table in ("hook_runs", "branch_protection", "tags", "commits", "branches"):
                 conn.execute(f"DELETE FROM graveler_{table} WHERE repo = ?", (name,))
             conn.execute("DELETE FROM graveler_repositories WHERE name = ?", (name,))
 
@@ -159,6 +171,36 @@ class SqliteRefStore:
                 raise BranchNotFound(f"branch {name!r} not found in repository {repo!r}")
             conn.execute("DELETE FROM graveler_branches WHERE repo = ? AND name = ?", (repo, name))
         return found[0]
+
+    # branch protection rules -------------------------------------------------------------------
+
+    def get_protection_rules(self, repo: str) -> list[ProtectionRule]:
+        """The repository's rules, sorted by pattern. Raises RepositoryNotFound."""
+        with self._db.read(f"read the branch protection rules of {repo!r}") as conn:
+            _check_repository(conn, repo)
+            return _rules(conn, repo)
+
+    def set_protection_rules(
+        self,
+        repo: str,
+        rules: Sequence[ProtectionRule],
+        *,
+        expected: Sequence[ProtectionRule] | None = None,
+    ) -> None:
+        """Replace the rules in one write transaction. Raises PreconditionFailed (``expected``
+        is not what is stored), RepositoryNotFound, InvalidArgument (a pattern twice)."""
+        chosen = ruleset(rules)
+        with self._db.write(f"set the branch protection rules of {repo!r}") as conn:
+            _check_repository(conn, repo)
+            if expected is not None and _rules(conn, repo) != ruleset(expected):
+                raise PreconditionFailed(
+                    f"the branch protection rules of {repo!r} changed since they were read"
+                )
+            conn.execute("DELETE FROM graveler_branch_protection WHERE repo = ?", (repo,))
+            conn.executemany(
+                "INSERT INTO graveler_branch_protection (repo, pattern, blocked) VALUES (?, ?, ?)",
+                [tuple(rows.protection_row(repo, r).values()) for r in chosen],
+            )
 
     # tags --------------------------------------------------------------------------------------
 
@@ -259,6 +301,11 @@ def _branches(conn: sqlite3.Connection, repo: str, name: str | None = None) -> l
     else:
         found = conn.execute(f"{_BRANCHES} WHERE repo = ? AND name = ?", (repo, name))
     return [rows.to_branch(r) for r in records(found)]
+
+
+def _rules(conn: sqlite3.Connection, repo: str) -> list[ProtectionRule]:
+    found = conn.execute(sqlite_stage.RULES, (repo,)).fetchall()
+    return [rows.to_protection_rule(p, b) for p, b in found]
 
 
 def _check_repository(conn: sqlite3.Connection, name: str) -> None:
