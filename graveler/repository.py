@@ -196,6 +196,7 @@ class Repository:
         reset_hard = resets.reset_hard
         diff = diffs.diff_refs
         diff_uncommitted = diffs.diff_uncommitted
+        diff_three_dot = diffs.diff_three_dot
         #: How each table (Delta Lake...) differs between two refs: graveler.tables.diff
         diff_tables = table_diff.diff_tables
         import_entries = committing.import_entries
@@ -278,6 +279,7 @@ _METHODS: dict[str, tuple[str, str]] = {
     "reset_hard": ("graveler.versioning.reset", "reset_hard"),
     "diff": ("graveler.views.diff", "diff_refs"),
     "diff_uncommitted": ("graveler.views.diff", "diff_uncommitted"),
+    "diff_three_dot": ("graveler.views.diff", "diff_three_dot"),
     "diff_tables": ("graveler.tables.diff", "diff_tables"),
     "import_entries": ("graveler.versioning.commit", "import_entries"),
     "import_data": ("graveler.versioning.imports", "import_data"),

@@ -131,6 +131,11 @@ def _diff(sub: Any) -> None:
         action="store_true",
         help="list a table's metadata and data files instead of its versions (Delta, Iceberg)",
     )
+    df.add_argument(
+        "--three-dot",
+        action="store_true",
+        help="what merging RIGHT into LEFT would change on LEFT, conflicts marked (files only)",
+    )
 
 
 def _merge(sub: Any) -> None:

@@ -211,11 +211,16 @@ def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, left, _ = ref_uri(gv, a.left)
     tables = []
     if a.right is None:
+        if a.three_dot:
+            raise InvalidArgument("--three-dot compares two refs: give RIGHT too")
         changes = list(repo.diff_uncommitted(left))
     else:
         right = same_repo(repo, a.right)
-        changes = list(repo.diff(left, right))
-        tables = [] if a.files else tables_in(repo, left, right, changes)
+        if a.three_dot:
+            changes = list(repo.diff_three_dot(left, right))
+        else:
+            changes = list(repo.diff(left, right))
+            tables = [] if a.files else tables_in(repo, left, right, changes)
     roots = tuple(t.root for t in tables)
     files = [d for d in changes if not (roots and d.path.startswith(roots))]
     docs = sorted(
@@ -242,6 +247,7 @@ _DIFF_SIGNS = {
     "added": ("[green]+ added  [/green]", "+ added  "),
     "removed": ("[red]- removed[/red]", "- removed"),
     "changed": ("[yellow]~ changed[/yellow]", "~ changed"),
+    "conflict": ("[bold red]! conflict[/bold red]", "! conflict"),
 }
 
 
