@@ -28,10 +28,12 @@ if TYPE_CHECKING:
     from graveler.storage.objectstore.port import ObjectStore
     from graveler.storage.refs.port import RefStore, StagingStore
     from graveler.tables import diff as table_diff
-    from graveler.versioning import branches, bulk_writes, cherrypick, imports, protection, writes
+    from graveler.versioning import branches, bulk_writes, cherrypick, protection, writes
     from graveler.versioning import commit as committing
+    from graveler.versioning import imports as importing
     from graveler.versioning import merge as merging
     from graveler.versioning import reset as resets
+    from graveler.versioning.import_jobs import Imports
     from graveler.versioning.multipart import Multipart
     from graveler.versioning.transaction import Transaction
     from graveler.versioning.writes import EntryAttributes
@@ -110,6 +112,15 @@ class Repository:
         if self.parts.uploads is None:
             raise InvalidArgument("this repository handle was opened without an upload store")
         return Multipart(self, self.parts.uploads)
+
+    @property
+    def imports(self) -> Imports:
+        """Imports run in the background (:mod:`graveler.versioning.import_jobs`)."""
+        from graveler.versioning.import_jobs import Imports  # here: most handles never import
+
+        if self.parts.imports is None:
+            raise InvalidArgument("this repository handle was opened without an import store")
+        return Imports(self, self.parts.imports)
 
     @property
     def settings(self) -> ClientSettings:
@@ -200,7 +211,7 @@ class Repository:
         #: How each table (Delta Lake...) differs between two refs: graveler.tables.diff
         diff_tables = table_diff.diff_tables
         import_entries = committing.import_entries
-        import_data = imports.import_data
+        import_data = importing.import_data
 
     def hook_runs(
         self,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graveler.cli.output import Output, commit_doc
-from graveler.cli.shared import key_value, repo_of, status
+from graveler.cli.shared import key_value, progress_line, repo_of
 from graveler.core import uri as uris
 from graveler.core.errors import InvalidArgument, InvalidURI
 
@@ -100,14 +100,25 @@ def validate(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 
 def import_command(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    from graveler.versioning.import_sources import ImportSource
+    from graveler.versioning.imports import ImportControl
+
     dest = uris.parse(a.dest)
     if dest.ref is None:
         raise InvalidURI(f"{a.dest!r} needs a branch: graveler://REPO/BRANCH[/PATH]")
+    sources = [ImportSource.prefix(uri, path) for uri, path in a.prefix]
+    sources += [ImportSource.object(uri, path) for uri, path in a.object]
+    if a.source is not None:
+        sources.insert(0, ImportSource.prefix(a.source, dest.path or ""))
+    elif dest.path:
+        raise InvalidArgument(f"the path of {a.dest!r} is for --from: give each source its own")
+    if not sources:
+        raise InvalidArgument("nothing to import: give --from, --prefix or --object")
     repo = gv.repository(dest.repository)
     meta = dict(key_value(kv) for kv in a.meta)
-    with status(out, f"Importing {a.source} ..."):
+    with progress_line(out, "Importing") as shown:
         result = repo.import_data(
-            dest.ref, a.source, dest.path or "", message=a.message, metadata=meta
+            dest.ref, sources, message=a.message, metadata=meta, control=ImportControl(shown)
         )
     if out.as_json:
         out.json(
@@ -116,9 +127,10 @@ def import_command(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
                 "objects": result.objects,
                 "source": result.source,
                 "destination": result.destination,
+                "sources": list(result.sources),
             }
         )
         return 0
-    where = f"{dest.ref}/{result.destination}"
+    where = f"{dest.ref}/{result.destination}" if len(sources) == 1 else dest.ref
     out.commit(result.commit, heading=f"Imported {result.objects} object(s) to {where}:")
     return 0

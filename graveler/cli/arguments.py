@@ -333,17 +333,30 @@ def _import(sub: Any) -> None:
     imp.add_argument(
         "--from",
         dest="source",
-        required=True,
+        default=None,
         metavar="URI",
-        help="file:///dir or s3://bucket/prefix; outside every namespace",
+        help="file:///dir or s3://bucket/prefix, imported to --to's path; outside every namespace",
     )
     imp.add_argument(
         "--to",
         dest="dest",
         required=True,
-        metavar="graveler://REPO/BRANCH/PATH",
-        help="branch and path prefix (what was under it is replaced)",
+        metavar="graveler://REPO/BRANCH[/PATH]",
+        help="the branch, and for --from the path prefix (what was under it is replaced)",
     )
+    for option, kind, place in (
+        ("--prefix", "a directory or key prefix", "PREFIX"),
+        ("--object", "one object", "PATH"),
+    ):
+        imp.add_argument(
+            option,
+            nargs=2,
+            action="append",
+            default=[],
+            metavar=("URI", place),
+            help=f"one more source: {kind} and its {place.lower()} on the branch "
+            "(repeatable; all sources make one commit)",
+        )
     imp.add_argument("-m", "--message", default=None)
     imp.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
 

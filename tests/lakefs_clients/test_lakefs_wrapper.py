@@ -125,10 +125,12 @@ def test_import_data(repo: lakefs.Repository, tmp_path: Path) -> None:
     status = (
         branch.import_data(commit_message="imported")
         .prefix(f"local://{source}/", destination="in/")
+        .object(f"local://{source}/one.txt", destination="also/first.txt")
         .run(poll_interval=timedelta(seconds=0.1))
     )
-    assert status.completed and status.error is None and status.ingested_objects == 2
+    assert status.completed and status.error is None and status.ingested_objects == 3
     assert [o.path for o in branch.objects(prefix="in/")] == ["in/one.txt", "in/sub/two.txt"]
+    assert branch.object("also/first.txt").reader().read() == b"1"
     assert branch.object("in/sub/two.txt").reader().read() == b"22"
     assert branch.get_commit().message == "imported"
 
