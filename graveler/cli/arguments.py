@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from graveler.cli.protect_arguments import protect_parser
+from graveler.cli.rules_arguments import gc_rules_parser, protect_parser
 from graveler.cli.server_arguments import credentials_parser, serve_parser, ui_parser
 
 EXIT_USAGE = 2
@@ -220,7 +220,11 @@ def _gc(sub: Any) -> None:
         help="Spark master for --spark (default: spark.master, e.g. from spark-submit, "
         "else local[*])",
     )
-    g.add_argument("--rules", metavar="FILE", help="retention rules JSON (lakeFS format)")
+    g.add_argument(
+        "--rules",
+        metavar="FILE",
+        help="retention rules JSON (lakeFS format; default: the rules the repository keeps)",
+    )
     g.add_argument("--retention-days", type=float, default=None, metavar="DAYS")
     g.add_argument(
         "--branch-retention",
@@ -380,6 +384,7 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
     "fsck": _fsck,
     "refs": _refs,
     "gc": _gc,
+    "gc-rules": gc_rules_parser,
     "ui": ui_parser,
     "serve": serve_parser,
     "credentials": credentials_parser,

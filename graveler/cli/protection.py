@@ -4,7 +4,7 @@ name matches its pattern, including branches created later, through every interf
 
 ``add`` takes ``--block`` (``staging_write``, ``commit``, ``delete``; repeatable or
 comma-separated); without it a rule blocks staging writes and commits, as lakeFS's do. The
-arguments are in :mod:`graveler.cli.protect_arguments`.
+arguments are in :mod:`graveler.cli.rules_arguments`.
 """
 
 from __future__ import annotations

@@ -62,6 +62,9 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "credentials_list": ("graveler.cli.serve", "credentials_list"),
     "credentials_delete": ("graveler.cli.serve", "credentials_delete"),
     "gc": (_C, "gc"),
+    "gc-rules_get": ("graveler.cli.gc", "rules_get"),
+    "gc-rules_set": ("graveler.cli.gc", "rules_set"),
+    "gc-rules_delete": ("graveler.cli.gc", "rules_delete"),
 }
 
 

@@ -81,3 +81,27 @@ def test_three_dot_diff(cli, tmp_path):
         {"type": "added", "path": "dev-only"},
     ]
     assert "two refs" in cli("diff", "graveler://lake/main", "--three-dot", code=2)
+
+
+def test_gc_uses_the_rules_the_repository_keeps(cli, tmp_path):
+    cli("repo", "create", "graveler://lake", (tmp_path / "ns").as_uri())
+    local = tmp_path / "f"
+    for n in (1, 2):
+        local.write_text(f"version {n}")
+        cli("fs", "upload", str(local), "graveler://lake/main/a.txt")
+        cli("commit", "graveler://lake/main", "-m", f"v{n}")
+    run = ("gc", "graveler://lake", "--dry-run", "--grace-hours", "0")
+    assert cli(*run)["selected"] == []  # the default keeps 21 days
+    assert "keeps no retention rules" in cli("gc-rules", "get", "graveler://lake", code=3)
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"default_retention_days": 0, "branches": []}')
+    assert cli("gc-rules", "set", "graveler://lake", str(rules)) == {
+        "default_retention_days": 0,
+        "branches": [],
+    }
+    assert len(cli(*run)["selected"]) == 1  # version 1 is no longer retained
+    assert cli(*run, "--retention-days", "21")["selected"] == []  # flags still win
+    rules.write_text('{"default_retention_days": 0.5, "branches": []}')
+    assert "whole days" in cli("gc-rules", "set", "graveler://lake", str(rules), code=2)
+    cli("gc-rules", "delete", "graveler://lake")
+    assert cli(*run)["selected"] == []

@@ -27,6 +27,7 @@ TABLES = {
     "graveler_multipart_uploads",
     "graveler_multipart_parts",
     "graveler_branch_protection",
+    "graveler_gc_rules",
     "graveler_imports",
     VERSION_TABLE,
 }

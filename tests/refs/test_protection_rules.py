@@ -117,3 +117,28 @@ def test_the_hidden_flag_round_trips_and_survives_swaps(store: MetadataStore) ->
     view = store.branch_view("repo", "tx-1", entries=False)
     assert view.branch == moved
     assert store.delete_branch("repo", "tx-1").hidden
+
+
+# --- garbage-collection rules (kept beside the protection rules) -------------------------------
+
+
+def test_gc_rules_round_trip_replace_and_remove(store: MetadataStore) -> None:
+    new_repository(store)
+    new_repository(store, "other")
+    assert store.get_gc_rules("repo") is None
+    rules = {"default_retention_days": 21, "branches": [{"branch_id": "main", "retention_days": 7}]}
+    store.set_gc_rules("repo", rules)
+    assert store.get_gc_rules("repo") == rules
+    assert store.get_gc_rules("other") is None
+    store.set_gc_rules("repo", {"default_retention_days": 1, "branches": []})
+    assert store.get_gc_rules("repo") == {"default_retention_days": 1, "branches": []}
+    store.set_gc_rules("repo", None)
+    assert store.get_gc_rules("repo") is None
+    with pytest.raises(RepositoryNotFound):
+        store.get_gc_rules("nope")
+    with pytest.raises(RepositoryNotFound):
+        store.set_gc_rules("nope", rules)
+    store.set_gc_rules("repo", rules)
+    store.delete_repository("repo")
+    new_repository(store)
+    assert store.get_gc_rules("repo") is None

@@ -184,14 +184,6 @@ def _pattern(doc: object) -> str:
     return rule(pattern).pattern
 
 
-def gc_rules(call: Call) -> Reply:
-    call.repository()
-    raise not_implemented(
-        "per-repository GC rules: graveler's garbage collection takes its retention rules "
-        "when it runs (graveler gc --rules FILE)"
-    )
-
-
 def refs_dump(call: Call) -> Reply:
     call.repository()
     raise not_implemented("refs dump and restore through the API (use graveler refs dump)")
@@ -230,10 +222,6 @@ ROUTES: list[Route] = [
         Access.WRITE,
         Body.JSON,
     ),
-    route("GET", "/repositories/{repository}/settings/gc_rules", gc_rules),
-    route("PUT", "/repositories/{repository}/settings/gc_rules", gc_rules, Access.WRITE, Body.JSON),
-    route("DELETE", "/repositories/{repository}/settings/gc_rules", gc_rules, Access.WRITE),
-    route("GET", "/repositories/{repository}/gc/rules", gc_rules),
     route("POST", "/repositories/{repository}/dump", refs_dump, Access.WRITE),
     route("GET", "/repositories/{repository}/dump", refs_dump),
     route("POST", "/repositories/{repository}/restore", refs_dump, Access.WRITE, Body.JSON),

@@ -22,8 +22,8 @@ Concurrency contracts:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 from graveler.core.model import Branch, Commit, Repository, StagedEntry, Tag
 from graveler.core.protection import ProtectionRule
@@ -117,6 +117,17 @@ class RefStore(Protocol):
         """Replace the repository's rules with ``rules`` (distinct patterns) in one
         transaction. With ``expected``, only when the stored rules are those (in any order):
         else PreconditionFailed, and nothing changes. Raises RepositoryNotFound."""
+        ...
+
+    # garbage-collection rules ------------------------------------------------------------------
+    def get_gc_rules(self, repo: str) -> dict[str, Any] | None:
+        """The retention rules the repository keeps (a JSON object), None when it keeps none.
+        Raises RepositoryNotFound."""
+        ...
+
+    def set_gc_rules(self, repo: str, rules: Mapping[str, Any] | None) -> None:
+        """Keep ``rules`` (a JSON object) as the repository's retention rules, replacing any;
+        None removes them. Raises RepositoryNotFound."""
         ...
 
     # tags --------------------------------------------------------------------------------------

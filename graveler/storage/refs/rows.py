@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from graveler.core.errors import CorruptFile
 from graveler.core.hookevents import HookEvent, HookResult, HookRun, HookStatus
 from graveler.core.model import Branch, Commit, RangeSettings, Repository, StagedEntry, Tag
 from graveler.core.protection import (
@@ -32,6 +33,17 @@ Row = Any
 def dump_json(value: Any) -> str:
     """Canonical JSON text of ``value``."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def load_json_object(text: str) -> dict[str, Any]:
+    """A JSON object column read back; CorruptFile when it is not one."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        raise CorruptFile(f"a stored JSON document is not an object: {text[:60]!r}")
+    return doc
 
 
 def repository_row(repo: Repository) -> dict[str, Any]:

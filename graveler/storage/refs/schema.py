@@ -261,6 +261,22 @@ branch_protection = Table(
     ),
 )
 
+# Garbage-collection retention rules a repository keeps (lakeFS's gc_rules), as their JSON
+# document: ``graveler gc`` and the lakeFS API read them when no rules are given.
+gc_rules = Table(
+    "graveler_gc_rules",
+    metadata,
+    Column("repo", name_type(), nullable=False),
+    Column("rules", Text, nullable=False),
+    PrimaryKeyConstraint("repo", name="pk_graveler_gc_rules"),
+    ForeignKeyConstraint(
+        ["repo"],
+        ["graveler_repositories.name"],
+        name="fk_graveler_gc_rules_repo",
+        ondelete="CASCADE",
+    ),
+)
+
 # Imports run in the background (graveler.versioning.import_jobs): where each stands, readable
 # by every worker. ``heartbeat`` is the runner's last sign of life: a running import whose
 # heartbeat is older than the lease is marked failed when its status is read.

@@ -7,7 +7,8 @@ excludes every other writer (SQLAlchemy renders no ``FOR ...`` clause there).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -30,6 +31,7 @@ from graveler.storage.refs.schema import (
     branch_protection,
     branches,
     commits,
+    gc_rules,
     hook_runs,
     repositories,
     tags,
@@ -89,7 +91,7 @@ class SqlRefStore:
                 tokens.append(branch.staging_token)
                 tokens.extend(branch.sealed_tokens)
             delete_tokens(conn, tokens)
-            for table in (hook_runs, branch_protection, tags, commits, branches):
+            for table in (hook_runs, branch_protection, gc_rules, tags, commits, branches):
                 conn.execute(delete(table).where(table.c.repo == name))
             conn.execute(delete(repositories).where(repositories.c.name == name))
 
@@ -230,6 +232,25 @@ class SqlRefStore:
             if chosen:
                 values = [rows.protection_row(repo, r) for r in chosen]
                 conn.execute(insert(branch_protection), values)
+
+    # garbage-collection rules ------------------------------------------------------------------
+
+    def get_gc_rules(self, repo: str) -> dict[str, Any] | None:
+        """The repository's retention rules, None when it keeps none. Raises
+        RepositoryNotFound."""
+        with self._db.read(f"read the GC rules of {repo!r}") as conn:
+            _lock_repository(conn, repo, exclusive=None)
+            found = conn.execute(select(gc_rules.c.rules).where(gc_rules.c.repo == repo)).first()
+        return None if found is None else rows.load_json_object(found[0])
+
+    def set_gc_rules(self, repo: str, rules: Mapping[str, Any] | None) -> None:
+        """Replace (None: remove) the repository's retention rules. Raises
+        RepositoryNotFound."""
+        with self._db.write(f"set the GC rules of {repo!r}") as conn:
+            _lock_repository(conn, repo, exclusive=True)
+            conn.execute(delete(gc_rules).where(gc_rules.c.repo == repo))
+            if rules is not None:
+                conn.execute(insert(gc_rules).values(repo=repo, rules=rows.dump_json(dict(rules))))
 
     # tags --------------------------------------------------------------------------------------
 

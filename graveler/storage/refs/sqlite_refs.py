@@ -12,7 +12,8 @@ the expected one) hold until they commit. Branch reads, swaps and moves are the 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from graveler.core.errors import (
     BranchNotFound,
@@ -61,6 +62,9 @@ _INSERT_COMMIT = (
     f"VALUES ({marks(sqlite_branch.COMMIT_COLUMNS)})"
 )
 _INSERT_TAG = "INSERT INTO graveler_tags (repo, name, commit_id) VALUES (?, ?, ?)"
+_GC_RULES = "SELECT rules FROM graveler_gc_rules WHERE repo = ?"
+#: The tables whose rows of a repository go with it (imports and uploads go by cascade).
+_REPO_TABLES = ("hook_runs", "branch_protection", "gc_rules", "tags", "commits", "branches")
 _IN_CHUNK = 500  # tokens per IN (...) list
 
 
@@ -104,7 +108,7 @@ class SqliteRefStore:
             for branch in _branches(conn, name):
                 tokens.extend(branch.tokens)
             delete_tokens(conn, tokens)
-            for table in ("hook_runs", "branch_protection", "tags", "commits", "branches"):
+            for table in _REPO_TABLES:
                 conn.execute(f"DELETE FROM graveler_{table} WHERE repo = ?", (name,))
             conn.execute("DELETE FROM graveler_repositories WHERE name = ?", (name,))
 
@@ -201,6 +205,26 @@ class SqliteRefStore:
                 "INSERT INTO graveler_branch_protection (repo, pattern, blocked) VALUES (?, ?, ?)",
                 [tuple(rows.protection_row(repo, r).values()) for r in chosen],
             )
+
+    # garbage-collection rules ------------------------------------------------------------------
+
+    def get_gc_rules(self, repo: str) -> dict[str, Any] | None:
+        """The repository's retention rules, None when it keeps none. Raises
+        RepositoryNotFound."""
+        with self._db.read(f"read the GC rules of {repo!r}") as conn:
+            _check_repository(conn, repo)
+            found = conn.execute(_GC_RULES, (repo,)).fetchone()
+        return None if found is None else rows.load_json_object(found[0])
+
+    def set_gc_rules(self, repo: str, rules: Mapping[str, Any] | None) -> None:
+        """Replace (None: remove) the repository's retention rules. Raises
+        RepositoryNotFound."""
+        with self._db.write(f"set the GC rules of {repo!r}") as conn:
+            _check_repository(conn, repo)
+            conn.execute("DELETE FROM graveler_gc_rules WHERE repo = ?", (repo,))
+            if rules is not None:
+                insert = "INSERT INTO graveler_gc_rules (repo, rules) VALUES (?, ?)"
+                conn.execute(insert, (repo, rows.dump_json(dict(rules))))
 
     # tags --------------------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Branch protection rules per repository, hidden branches, and imports run in the background.
+"""Branch protection rules and garbage-collection rules per repository, hidden branches, and
+imports run in the background.
 
 Revision ID: 0005
 Revises: 0004
@@ -43,6 +44,13 @@ def upgrade() -> None:
         _repo_key("graveler_branch_protection"),
     )
     op.create_table(
+        "graveler_gc_rules",
+        sa.Column("repo", _name(), nullable=False),
+        sa.Column("rules", sa.Text(), nullable=False),
+        sa.PrimaryKeyConstraint("repo", name="pk_graveler_gc_rules"),
+        _repo_key("graveler_gc_rules"),
+    )
+    op.create_table(
         "graveler_imports",
         sa.Column("id", _name(64), nullable=False),
         sa.Column("repo", _name(), nullable=False),
@@ -65,6 +73,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ix_graveler_imports_repo", "graveler_imports")
     op.drop_table("graveler_imports")
+    op.drop_table("graveler_gc_rules")
     op.drop_table("graveler_branch_protection")
     with op.batch_alter_table("graveler_branches") as batch:
         batch.drop_column("hidden")

@@ -1,4 +1,5 @@
-"""The arguments of ``graveler branch-protect`` (its code: :mod:`graveler.cli.protection`).
+"""The arguments of the commands that keep a repository's rules: ``graveler branch-protect``
+(its code: :mod:`graveler.cli.protection`) and ``graveler gc-rules`` (:mod:`graveler.cli.gc`).
 Free of engine imports, as every parser is (see :mod:`graveler.cli.parser`)."""
 
 from __future__ import annotations
@@ -26,3 +27,15 @@ def protect_parser(sub: Any) -> None:
     delete = actions.add_parser("delete", help="remove the rule of a pattern")
     delete.add_argument("uri", metavar="graveler://REPO")
     delete.add_argument("pattern", metavar="PATTERN")
+
+
+def gc_rules_parser(sub: Any) -> None:
+    g = sub.add_parser("gc-rules", help="the retention rules a repository keeps for gc")
+    actions = g.add_subparsers(dest="action", required=True, parser_class=type(g))
+    actions.add_parser("get", help="show them").add_argument("uri", metavar="graveler://REPO")
+    put = actions.add_parser("set", help="keep the rules of a file (lakeFS's JSON shape)")
+    put.add_argument("uri", metavar="graveler://REPO")
+    put.add_argument(
+        "file", metavar="FILE", help='{"default_retention_days": 21, "branches": [...]}'
+    )
+    actions.add_parser("delete", help="keep none").add_argument("uri", metavar="graveler://REPO")
