@@ -33,7 +33,16 @@ if TYPE_CHECKING:
     from graveler.core.config import ClientSettings
     from graveler.core.errors import GravelerError
     from graveler.core.hookevents import HookEvent, HookResult, HookRun
-    from graveler.core.model import Branch, Commit, MergeResult, RangeSettings, ResolvedRef, Tag
+    from graveler.core.model import (
+        Branch,
+        Commit,
+        ImportJob,
+        ImportState,
+        MergeResult,
+        RangeSettings,
+        ResolvedRef,
+        Tag,
+    )
     from graveler.core.model import Repository as RepositoryInfo
     from graveler.core.protection import BlockedAction, ProtectionRule
     from graveler.core.uri import GravelerURI
@@ -44,6 +53,8 @@ if TYPE_CHECKING:
     from graveler.versioning.conflicts import ConflictResolver, KeyConflict, Resolution
     from graveler.versioning.hooks.registry import HookRegistry
     from graveler.versioning.hooks.runners import HookContext
+    from graveler.versioning.import_sources import ImportSource
+    from graveler.versioning.imports import ImportControl
     from graveler.versioning.merge import MergeOptions
     from graveler.versioning.runs import Publication, Run
     from graveler.versioning.transaction import Transaction
@@ -70,6 +81,10 @@ _EXPORTS = {
     "HookRegistry": "graveler.versioning.hooks.registry",
     "HookResult": "graveler.core.hookevents",
     "HookRun": "graveler.core.hookevents",
+    "ImportControl": "graveler.versioning.imports",
+    "ImportJob": "graveler.core.model",
+    "ImportSource": "graveler.versioning.import_sources",
+    "ImportState": "graveler.core.model",
     "KeyConflict": "graveler.versioning.conflicts",
     "ListingPage": "graveler.views.listing",
     "MergeOptions": "graveler.versioning.merge",
@@ -107,6 +122,10 @@ __all__ = [
     "HookRegistry",
     "HookResult",
     "HookRun",
+    "ImportControl",
+    "ImportJob",
+    "ImportSource",
+    "ImportState",
     "KeyConflict",
     "ListingPage",
     "MergeOptions",
