@@ -46,3 +46,14 @@ def test_a_commit_on_a_protected_branch_answers_lakefs_message(api: Api) -> None
         json={"message": "direct", "allow_empty": True},
     )
     assert error_of(response, 403) == "cannot commit to protected branch"
+
+
+def test_config_names_lakefs_open_source_edition(api: Api) -> None:
+    """lakectl 1.84 prints "the connected server appears to be Enterprise" before every
+    command's output unless ``version_context`` is ``lakeFS``."""
+    for path in ("/config", "/config/version"):
+        doc = api.ok("GET", path)
+        version = doc["version_config"] if path == "/config" else doc
+        assert version["version_context"] == "lakeFS", doc
+        assert version["version"] == "1.84.0"
+

@@ -30,7 +30,10 @@ from graveler.server.lakefs.routing import Access, Body, Route, route
 #: 1.84). Clients read it as plain MAJOR.MINOR.PATCH and turn features on by it, so it names
 #: the API whose operations and shapes are served here, not graveler's own version.
 VERSION = "1.84.0"
-VERSION_CONTEXT = "graveler"
+#: The edition whose API that is: lakeFS's open-source one. lakectl 1.84 prints a warning on
+#: every command when a server's context is anything but "lakeFS" (it takes it for lakeFS
+#: Enterprise), so graveler answers lakeFS's own value.
+VERSION_CONTEXT = "lakeFS"
 ALREADY_SET_UP = "lakeFS already initialized"
 MANAGE_KEYS = "access keys are managed with 'graveler credentials create' and 'delete'"
 
