@@ -4,7 +4,7 @@ messages where a client matches them, and the behaviours those suites found miss
 
 from __future__ import annotations
 
-from tests.lakefs_api.conftest import Api, commit, error_of, unique, upload
+from tests.lakefs_api.conftest import Api, Server, commit, error_of, unique, upload
 
 
 def _protected_main(api: Api) -> str:
@@ -57,3 +57,17 @@ def test_config_names_lakefs_open_source_edition(api: Api) -> None:
         assert version["version_context"] == "lakeFS", doc
         assert version["version"] == "1.84.0"
 
+
+def test_usage_statistics_are_accepted_and_dropped(server: Server, api: Api) -> None:
+    """lakectl posts an event for every command it runs (``POST /statistics``)."""
+    event = {"class": "lakectl", "name": "fs_ls", "count": 1}
+    assert api.post("/statistics", json={"events": [event]}).status_code == 204
+    assert api.post("/statistics", json={"events": []}).status_code == 204
+    for broken, message in (
+        ({**event, "class": ""}, "class is required"),
+        ({**event, "name": ""}, "name is required"),
+        ({**event, "count": -1}, "count must be a non-negative integer"),
+    ):
+        answer = api.post("/statistics", json={"events": [broken]})
+        assert message in error_of(answer, 400)
+    error_of(server.anonymous().post("/statistics", json={"events": [event]}), 401)

@@ -66,6 +66,25 @@ def health_check(call: Call) -> Reply:
     return no_content()
 
 
+def post_stats_events(call: Call) -> Reply:
+    """lakectl reports each command it runs (``class: lakectl``). graveler keeps no usage
+    statistics: well-formed events are accepted and dropped, as lakeFS does with its
+    statistics turned off; malformed ones are a 400, as in lakeFS."""
+    events = call.json().get("events")
+    if not isinstance(events, list):
+        raise bad_request("events must be a list")
+    for event in events:
+        if not isinstance(event, dict):
+            raise bad_request("invalid value: an event is an object")
+        for field in ("class", "name"):
+            if not isinstance(event.get(field), str) or not event[field]:
+                raise bad_request(f"invalid value: {field} is required")
+        count = event.get("count")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise bad_request("invalid value: count must be a non-negative integer")
+    return no_content()
+
+
 def get_setup_state(call: Call) -> Reply:
     return json_reply(
         {
@@ -203,6 +222,7 @@ ROUTES: list[Route] = [
     route("GET", "/auth/capabilities", get_auth_capabilities, Access.PUBLIC),
     route("POST", "/auth/login", login, Access.PUBLIC, Body.JSON),
     route("GET", "/user", get_current_user, Access.USER),
+    route("POST", "/statistics", post_stats_events, Access.USER, Body.JSON),
     route("GET", "/auth/users", list_users, Access.USER),
     route("GET", "/auth/users/{userId}", get_user, Access.USER),
     route("GET", "/auth/users/{userId}/credentials", list_user_credentials, Access.USER),
