@@ -98,7 +98,7 @@ browser:
 
 # Two pytest processes at once: the deployed-service suites beside the rest (scripts/run-tests.sh;
 # GRAVELER_TEST_JOBS=1 for one after the other).
-test: venv jars lakefs-hadoopfs lakefs-spec-suite delta-spark-env iceberg-spark postgres browser
+test: venv jars lakefs-hadoopfs lakefs-spec-suite lakectl delta-spark-env iceberg-spark postgres browser
 	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' bash scripts/run-tests.sh $(PY)
 
 # The long form of tests/stress (the short form runs inside `make test`): 8 writer processes x
