@@ -257,4 +257,3 @@ def test_every_command_reported_its_usage(lakectl: Lakectl, server: LakeFS) -> N
     lakectl("repo", "list")
     assert server.tap.checked["POST /api/v1/statistics -> 204"] >= 1
     assert not [k for k in server.tap.checked if k.startswith("POST /api/v1/statistics -> 4")]
-
