@@ -196,6 +196,14 @@ class ProtectedBranch(Conflict):
     """The branch is protected: it accepts merges only, no direct writes or commits."""
 
 
+class WriteToProtectedBranch(ProtectedBranch):
+    """A staged write (an upload, a delete, a link) to a protected branch."""
+
+
+class CommitToProtectedBranch(ProtectedBranch):
+    """A commit on a protected branch."""
+
+
 #: What each blocked action of a branch protection rule refuses, for messages.
 _BLOCKED_WHAT = {
     "staging_write": "writes to its staging area",
@@ -224,6 +232,14 @@ class ProtectionRuleBlocked(ProtectedBranch):
             f"branch {branch!r} is protected by the rule {pattern!r}, which blocks {what} "
             f"({action}): {advice}"
         )
+
+
+class WriteBlockedByRule(ProtectionRuleBlocked, WriteToProtectedBranch):
+    """A staged write that a protection rule blocks (``action`` is ``staging_write``)."""
+
+
+class CommitBlockedByRule(ProtectionRuleBlocked, CommitToProtectedBranch):
+    """A commit that a protection rule blocks (``action`` is ``commit``)."""
 
 
 class ImportCanceled(Conflict):

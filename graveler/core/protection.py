@@ -23,7 +23,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from graveler.core.errors import InvalidArgument, ProtectionRuleBlocked
+from graveler.core.errors import (
+    CommitBlockedByRule,
+    InvalidArgument,
+    ProtectionRuleBlocked,
+    WriteBlockedByRule,
+)
 
 #: The longest pattern a rule may have.
 MAX_PATTERN_LENGTH = 256
@@ -104,10 +109,19 @@ def blocking(
 
 
 def check(rules: Iterable[ProtectionRule], branch: str, action: BlockedAction) -> None:
-    """Raise ProtectionRuleBlocked when a rule blocks ``action`` on ``branch``."""
+    """Raise ProtectionRuleBlocked when a rule blocks ``action`` on ``branch``: for a staging
+    write a WriteBlockedByRule (a WriteToProtectedBranch), for a commit a CommitBlockedByRule
+    (a CommitToProtectedBranch), as the per-branch flag's refusals are."""
     found = blocking(rules, branch, action)
     if found is not None:
-        raise ProtectionRuleBlocked(branch, found.pattern, action.value)
+        kind = _REFUSALS.get(action, ProtectionRuleBlocked)
+        raise kind(branch, found.pattern, action.value)
+
+
+_REFUSALS: dict[BlockedAction, type[ProtectionRuleBlocked]] = {
+    BlockedAction.STAGING_WRITE: WriteBlockedByRule,
+    BlockedAction.COMMIT: CommitBlockedByRule,
+}
 
 
 def etag(rules: Sequence[ProtectionRule]) -> str:

@@ -18,18 +18,17 @@ from typing import TypeVar
 
 from graveler.core.errors import (
     AlreadyExists,
+    CommitToProtectedBranch,
     Conflict,
     NotFound,
     PreconditionFailed,
-    ProtectedBranch,
+    WriteToProtectedBranch,
 )
 from graveler.core.model import Branch
 from graveler.core.protection import BlockedAction, ProtectionRule, check, etag, rule, ruleset
 from graveler.views.context import RepoContext
 
 T = TypeVar("T")
-#: What the per-branch flag (``protect_branch``) blocks.
-_FLAG_BLOCKS = (BlockedAction.STAGING_WRITE, BlockedAction.COMMIT)
 #: Read-modify-write tries of one rule's change before giving up (each try is a compare).
 _TRIES = 10
 
@@ -117,14 +116,15 @@ def _retried(attempt: Callable[[], T], what: str) -> T:
 
 
 def check_branch(repo: RepoContext, branch: Branch, action: BlockedAction) -> None:
-    """Refuse ``action`` on ``branch`` when it is protected by its own flag (staging writes
-    and commits: ProtectedBranch) or by a rule of the repository (ProtectionRuleBlocked,
-    naming the rule)."""
-    if branch.protected and action in _FLAG_BLOCKS:
-        doing = "write to" if action is BlockedAction.STAGING_WRITE else "commit on"
-        raise ProtectedBranch(
-            f"branch {branch.name!r} is protected: {doing} another branch and merge into it"
+    """Refuse ``action`` on ``branch`` when it is protected by its own flag (staging writes:
+    WriteToProtectedBranch, commits: CommitToProtectedBranch) or by a rule of the repository
+    (ProtectionRuleBlocked, naming the rule)."""
+    if branch.protected and action is BlockedAction.STAGING_WRITE:
+        raise WriteToProtectedBranch(
+            f"branch {branch.name!r} is protected: write to another branch and merge into it"
         )
+    if branch.protected and action is BlockedAction.COMMIT:
+        raise CommitToProtectedBranch(f"branch {branch.name!r} is protected: merge into it instead")
     check(protection_rules(repo), branch.name, action)
 
 

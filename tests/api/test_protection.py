@@ -9,11 +9,13 @@ import pytest
 from graveler import BlockedAction, ProtectionRule
 from graveler.core.errors import (
     AlreadyExists,
+    CommitToProtectedBranch,
     InvalidArgument,
     NotFound,
     PreconditionFailed,
     ProtectedBranch,
     ProtectionRuleBlocked,
+    WriteToProtectedBranch,
 )
 from graveler.core.protection import rule
 from graveler.versioning.protection import protection_etag
@@ -34,13 +36,14 @@ def test_a_rule_protects_branches_made_after_it(repo):
         repo.put("release-1", "b", b"2")
     assert (refused.value.branch, refused.value.pattern) == ("release-1", "release-*")
     assert refused.value.action == "staging_write" and "release-*" in str(refused.value)
+    assert isinstance(refused.value, WriteToProtectedBranch)  # as the per-branch flag's
     with blocked("staging_write"):
         repo.delete_many("release-1", ["a"])
     with blocked("staging_write"):
         repo.upload_many("release-1", [("c", b"3")])
     with blocked("staging_write"):
         repo.writable_branch("release-1")
-    with blocked("commit"):
+    with pytest.raises(CommitToProtectedBranch, match="release-"):
         repo.commit("release-1", "nothing", allow_empty=True)
     with blocked("commit"):
         repo.revert("release-1", "main")

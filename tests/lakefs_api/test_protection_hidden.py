@@ -1,6 +1,7 @@
 """Branch protection rules and hidden branches through lakeFS's API, and the same rules and
 branches as the other interfaces (the CLI, the S3 gateway) see them: a rule set here protects
-a branch the CLI makes later, and the refusal names the rule."""
+a branch the CLI makes later. This API refuses with lakeFS's own messages (its clients match
+them); the CLI and the S3 gateway name the rule."""
 
 from __future__ import annotations
 
@@ -38,11 +39,11 @@ def test_a_rule_protects_a_branch_the_cli_makes_later(
         ),
         403,
     )
-    assert "release-*" in refused and "staging_write" in refused
+    assert refused == "cannot write to protected branch"
     commit_refused = api.post(
         f"/repositories/{repo}/branches/release-1/commits", json={"message": "m"}
     )
-    assert "release-*" in error_of(commit_refused, 403)
+    assert error_of(commit_refused, 403) == "cannot commit to protected branch"
     reset = api.put(f"/repositories/{repo}/branches/release-1", json={"type": "reset"})
     error_of(reset, 403)
     local = tmp_path / "x.txt"
