@@ -24,6 +24,9 @@ from graveler.core.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from graveler.client import Graveler
+    from graveler.repository import Repository
+    from graveler.tables.port import TableDiff
+    from graveler.views.diff import Difference
 
 
 # --- repo ----------------------------------------------------------------------------------------
@@ -206,21 +209,10 @@ def show(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     """Committed differences between two refs (a table as a table unless ``--files``), or
     a branch's uncommitted changes."""
-    from graveler.cli.tables import table_doc, table_lines, tables_in
+    from graveler.cli.tables import table_doc, table_lines
 
     repo, left, _ = ref_uri(gv, a.left)
-    tables = []
-    if a.right is None:
-        if a.three_dot:
-            raise InvalidArgument("--three-dot compares two refs: give RIGHT too")
-        changes = list(repo.diff_uncommitted(left))
-    else:
-        right = same_repo(repo, a.right)
-        if a.three_dot:
-            changes = list(repo.diff_three_dot(left, right))
-        else:
-            changes = list(repo.diff(left, right))
-            tables = [] if a.files else tables_in(repo, left, right, changes)
+    changes, tables = _differences(repo, left, a)
     roots = tuple(t.root for t in tables)
     files = [d for d in changes if not (roots and d.path.startswith(roots))]
     docs = sorted(
@@ -240,6 +232,23 @@ def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     if not docs:
         out.message("No differences.")
     return 0
+
+
+def _differences(
+    repo: Repository, left: str, a: argparse.Namespace
+) -> tuple[list[Difference], list[TableDiff]]:
+    """The differences ``diff`` shows, and the tables among them (two-dot diffs only)."""
+    from graveler.cli.tables import tables_in
+
+    if a.right is None:
+        if a.three_dot:
+            raise InvalidArgument("--three-dot compares two refs: give RIGHT too")
+        return list(repo.diff_uncommitted(left)), []
+    right = same_repo(repo, a.right)
+    if a.three_dot:
+        return list(repo.diff_three_dot(left, right)), []
+    changes = list(repo.diff(left, right))
+    return changes, [] if a.files else tables_in(repo, left, right, changes)
 
 
 #: How a human reads a difference: (rich markup, the plain text it prints).
