@@ -110,6 +110,8 @@ def test_transaction_commits_and_merges(repo: lakefs.Repository) -> None:
     with main.transact(commit_message="in a transaction") as tx:
         tx.object("tx/a.txt").upload(data=b"a")
         tx.object("tx/b.txt").upload(data=b"b")
+        assert [b.id for b in repo.branches()] == ["main"]  # the transaction's is hidden
+        assert tx.id in [b.id for b in repo.branches(show_hidden=True)]
     assert main.object("tx/a.txt").reader().read() == b"a"
     messages = [c.message for c in main.log(max_amount=3)]
     assert "in a transaction" in messages
