@@ -33,8 +33,18 @@ if TYPE_CHECKING:
     from graveler.core.config import ClientSettings
     from graveler.core.errors import GravelerError
     from graveler.core.hookevents import HookEvent, HookResult, HookRun
-    from graveler.core.model import Branch, Commit, MergeResult, RangeSettings, ResolvedRef, Tag
+    from graveler.core.model import (
+        Branch,
+        Commit,
+        ImportJob,
+        ImportState,
+        MergeResult,
+        RangeSettings,
+        ResolvedRef,
+        Tag,
+    )
     from graveler.core.model import Repository as RepositoryInfo
+    from graveler.core.protection import BlockedAction, ProtectionRule
     from graveler.core.uri import GravelerURI
     from graveler.repository import Repository
     from graveler.storage.committed.merge import MergeStrategy
@@ -43,6 +53,8 @@ if TYPE_CHECKING:
     from graveler.versioning.conflicts import ConflictResolver, KeyConflict, Resolution
     from graveler.versioning.hooks.registry import HookRegistry
     from graveler.versioning.hooks.runners import HookContext
+    from graveler.versioning.import_sources import ImportSource
+    from graveler.versioning.imports import ImportControl
     from graveler.versioning.merge import MergeOptions
     from graveler.versioning.runs import Publication, Run
     from graveler.versioning.transaction import Transaction
@@ -51,6 +63,7 @@ if TYPE_CHECKING:
     from graveler.views.listing import ListingPage
 
 _EXPORTS = {
+    "BlockedAction": "graveler.core.protection",
     "Branch": "graveler.core.model",
     "ChangeType": "graveler.views.diff",
     "ClientSettings": "graveler.core.config",
@@ -68,11 +81,16 @@ _EXPORTS = {
     "HookRegistry": "graveler.versioning.hooks.registry",
     "HookResult": "graveler.core.hookevents",
     "HookRun": "graveler.core.hookevents",
+    "ImportControl": "graveler.versioning.imports",
+    "ImportJob": "graveler.core.model",
+    "ImportSource": "graveler.versioning.import_sources",
+    "ImportState": "graveler.core.model",
     "KeyConflict": "graveler.versioning.conflicts",
     "ListingPage": "graveler.views.listing",
     "MergeOptions": "graveler.versioning.merge",
     "MergeResult": "graveler.core.model",
     "MergeStrategy": "graveler.storage.committed.merge",
+    "ProtectionRule": "graveler.core.protection",
     "Publication": "graveler.versioning.runs",
     "Run": "graveler.versioning.runs",
     "ObjectEntry": "graveler.storage.entry",
@@ -88,6 +106,7 @@ _EXPORTS = {
 
 __all__ = [
     "DATA_PREFIX",
+    "BlockedAction",
     "Branch",
     "ChangeType",
     "ClientSettings",
@@ -103,12 +122,17 @@ __all__ = [
     "HookRegistry",
     "HookResult",
     "HookRun",
+    "ImportControl",
+    "ImportJob",
+    "ImportSource",
+    "ImportState",
     "KeyConflict",
     "ListingPage",
     "MergeOptions",
     "MergeResult",
     "MergeStrategy",
     "ObjectEntry",
+    "ProtectionRule",
     "Publication",
     "RangeSettings",
     "Repository",

@@ -21,6 +21,7 @@ the environment; every key is described in :mod:`graveler.core.config`):
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from collections.abc import Mapping
@@ -51,6 +52,7 @@ from graveler.views.layers import new_staging_token
 if TYPE_CHECKING:
     from graveler.core.model import Commit
     from graveler.storage.committed.merge import MergeStrategy, PrefixOverride
+    from graveler.storage.refs.sql_imports import SqlImportStore
     from graveler.storage.refs.sql_server import SqlAccessKeyStore, SqlUploadStore
     from graveler.views.context import RepoContext
 
@@ -97,10 +99,13 @@ class Graveler:
         self.read_cache = ReadCache()
         self.hooks = HookDispatcher(_copy(hooks), self.metadata, _policy(self.settings))
         self.external = ExternalStores(self.store_options)
-        #: Multipart uploads and access keys (the server's state), opened on first use.
+        #: Multipart uploads, access keys and background imports, opened on first use.
         self.uploads = cast("SqlUploadStore", _ServerStore("SqlUploadStore", self.database_url))
         self.access_keys = cast(
             "SqlAccessKeyStore", _ServerStore("SqlAccessKeyStore", self.database_url)
+        )
+        self.imports = cast(
+            "SqlImportStore", _ServerStore("SqlImportStore", self.database_url, "sql_imports")
         )
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
@@ -115,6 +120,7 @@ class Graveler:
         self.metadata.close()
         self.uploads.close()
         self.access_keys.close()
+        self.imports.close()
 
     def object_store(self, namespace: str) -> ObjectStore:
         with self._lock:
@@ -175,6 +181,7 @@ class Graveler:
             self.external,
             self.uploads,
             _table_merges,
+            self.imports,
         )
         return Repository(info, parts)
 
@@ -194,17 +201,16 @@ class _ServerStore:
     SQLAlchemy with it) is imported only by a client that serves or uploads in parts, so a
     command that does neither starts without it."""
 
-    def __init__(self, kind: str, url: str) -> None:
-        self._kind, self._url = kind, url
+    def __init__(self, kind: str, url: str, module: str = "sql_server") -> None:
+        self._kind, self._url, self._module = kind, url, module
         self._store: Any = None
         self._lock = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
         with self._lock:
             if self._store is None:
-                from graveler.storage.refs import sql_server
-
-                self._store = getattr(sql_server, self._kind)(self._url)
+                found = importlib.import_module(f"graveler.storage.refs.{self._module}")
+                self._store = getattr(found, self._kind)(self._url)
         return getattr(self._store, name)
 
     def close(self) -> None:

@@ -28,10 +28,12 @@ if TYPE_CHECKING:
     from graveler.storage.objectstore.port import ObjectStore
     from graveler.storage.refs.port import RefStore, StagingStore
     from graveler.tables import diff as table_diff
-    from graveler.versioning import branches, bulk_writes, cherrypick, imports, writes
+    from graveler.versioning import branches, bulk_writes, cherrypick, protection, writes
     from graveler.versioning import commit as committing
+    from graveler.versioning import imports as importing
     from graveler.versioning import merge as merging
     from graveler.versioning import reset as resets
+    from graveler.versioning.import_jobs import Imports
     from graveler.versioning.multipart import Multipart
     from graveler.versioning.transaction import Transaction
     from graveler.versioning.writes import EntryAttributes
@@ -112,6 +114,15 @@ class Repository:
         return Multipart(self, self.parts.uploads)
 
     @property
+    def imports(self) -> Imports:
+        """Imports run in the background (:mod:`graveler.versioning.import_jobs`)."""
+        from graveler.versioning.import_jobs import Imports  # here: most handles never import
+
+        if self.parts.imports is None:
+            raise InvalidArgument("this repository handle was opened without an import store")
+        return Imports(self, self.parts.imports)
+
+    @property
     def settings(self) -> ClientSettings:
         """The settings of the client this handle came from."""
         return self.parts.settings
@@ -153,6 +164,10 @@ class Repository:
         list_branches = branches.list_branches
         delete_branch = branches.delete_branch
         protect_branch = branches.protect_branch
+        protection_rules = protection.protection_rules
+        set_protection_rules = protection.set_protection_rules
+        add_protection_rule = protection.add_protection_rule
+        delete_protection_rule = protection.delete_protection_rule
         create_tag = branches.create_tag
         tag = branches.get_tag
         list_tags = branches.list_tags
@@ -192,10 +207,11 @@ class Repository:
         reset_hard = resets.reset_hard
         diff = diffs.diff_refs
         diff_uncommitted = diffs.diff_uncommitted
+        diff_three_dot = diffs.diff_three_dot
         #: How each table (Delta Lake...) differs between two refs: graveler.tables.diff
         diff_tables = table_diff.diff_tables
         import_entries = committing.import_entries
-        import_data = imports.import_data
+        import_data = importing.import_data
 
     def hook_runs(
         self,
@@ -237,6 +253,10 @@ _METHODS: dict[str, tuple[str, str]] = {
     "list_branches": ("graveler.versioning.branches", "list_branches"),
     "delete_branch": ("graveler.versioning.branches", "delete_branch"),
     "protect_branch": ("graveler.versioning.branches", "protect_branch"),
+    "protection_rules": ("graveler.versioning.protection", "protection_rules"),
+    "set_protection_rules": ("graveler.versioning.protection", "set_protection_rules"),
+    "add_protection_rule": ("graveler.versioning.protection", "add_protection_rule"),
+    "delete_protection_rule": ("graveler.versioning.protection", "delete_protection_rule"),
     "create_tag": ("graveler.versioning.branches", "create_tag"),
     "tag": ("graveler.versioning.branches", "get_tag"),
     "list_tags": ("graveler.versioning.branches", "list_tags"),
@@ -270,6 +290,7 @@ _METHODS: dict[str, tuple[str, str]] = {
     "reset_hard": ("graveler.versioning.reset", "reset_hard"),
     "diff": ("graveler.views.diff", "diff_refs"),
     "diff_uncommitted": ("graveler.views.diff", "diff_uncommitted"),
+    "diff_three_dot": ("graveler.views.diff", "diff_three_dot"),
     "diff_tables": ("graveler.tables.diff", "diff_tables"),
     "import_entries": ("graveler.versioning.commit", "import_entries"),
     "import_data": ("graveler.versioning.imports", "import_data"),

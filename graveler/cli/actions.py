@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graveler.cli.output import Output, commit_doc
-from graveler.cli.shared import key_value, repo_of, status
+from graveler.cli.shared import key_value, progress_line, repo_of
 from graveler.core import uri as uris
 from graveler.core.errors import InvalidArgument, InvalidURI
 
 if TYPE_CHECKING:
     from graveler.client import Graveler
     from graveler.core.hookevents import HookResult, HookRun
+    from graveler.versioning.import_sources import ImportSource
 
 
 def run_doc(run: HookRun) -> dict[str, Any]:
@@ -100,14 +101,17 @@ def validate(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 
 def import_command(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    from graveler.versioning.imports import ImportControl
+
     dest = uris.parse(a.dest)
     if dest.ref is None:
         raise InvalidURI(f"{a.dest!r} needs a branch: graveler://REPO/BRANCH[/PATH]")
+    sources = _sources(a, dest.path or "")
     repo = gv.repository(dest.repository)
     meta = dict(key_value(kv) for kv in a.meta)
-    with status(out, f"Importing {a.source} ..."):
+    with progress_line(out, "Importing") as shown:
         result = repo.import_data(
-            dest.ref, a.source, dest.path or "", message=a.message, metadata=meta
+            dest.ref, sources, message=a.message, metadata=meta, control=ImportControl(shown)
         )
     if out.as_json:
         out.json(
@@ -116,9 +120,26 @@ def import_command(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
                 "objects": result.objects,
                 "source": result.source,
                 "destination": result.destination,
+                "sources": list(result.sources),
             }
         )
         return 0
-    where = f"{dest.ref}/{result.destination}"
+    where = f"{dest.ref}/{result.destination}" if len(sources) == 1 else dest.ref
     out.commit(result.commit, heading=f"Imported {result.objects} object(s) to {where}:")
     return 0
+
+
+def _sources(a: argparse.Namespace, path: str) -> list[ImportSource]:
+    """The sources of ``graveler import``: ``--from`` (to the path of ``--to``), then every
+    ``--prefix`` and ``--object`` pair."""
+    from graveler.versioning.import_sources import ImportSource
+
+    sources = [ImportSource.prefix(uri, dest) for uri, dest in a.prefix]
+    sources += [ImportSource.object(uri, dest) for uri, dest in a.object]
+    if a.source is not None:
+        sources.insert(0, ImportSource.prefix(a.source, path))
+    elif path:
+        raise InvalidArgument(f"the path of {a.dest!r} is for --from: give each source its own")
+    if not sources:
+        raise InvalidArgument("nothing to import: give --from, --prefix or --object")
+    return sources

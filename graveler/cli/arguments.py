@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from graveler.cli.rules_arguments import gc_rules_parser, protect_parser
 from graveler.cli.server_arguments import credentials_parser, serve_parser, ui_parser
 
 EXIT_USAGE = 2
@@ -47,7 +48,10 @@ def _branch(sub: Any) -> None:
     c = bs.add_parser("create", help="create a branch from a ref")
     c.add_argument("uri", metavar="graveler://REPO/BRANCH")
     c.add_argument("--source", required=True, metavar="graveler://REPO/REF")
-    bs.add_parser("list", help="list branches").add_argument("uri", metavar="graveler://REPO")
+    c.add_argument("--hidden", action="store_true", help="left out of listings by default")
+    ls = bs.add_parser("list", help="list branches")
+    ls.add_argument("uri", metavar="graveler://REPO")
+    ls.add_argument("--show-hidden", action="store_true", help="hidden branches too")
     bs.add_parser("delete", help="delete a branch").add_argument(
         "uri", metavar="graveler://REPO/BRANCH"
     )
@@ -126,6 +130,11 @@ def _diff(sub: Any) -> None:
         "--files",
         action="store_true",
         help="list a table's metadata and data files instead of its versions (Delta, Iceberg)",
+    )
+    df.add_argument(
+        "--three-dot",
+        action="store_true",
+        help="what merging RIGHT into LEFT would change on LEFT, conflicts marked (files only)",
     )
 
 
@@ -211,7 +220,11 @@ def _gc(sub: Any) -> None:
         help="Spark master for --spark (default: spark.master, e.g. from spark-submit, "
         "else local[*])",
     )
-    g.add_argument("--rules", metavar="FILE", help="retention rules JSON (lakeFS format)")
+    g.add_argument(
+        "--rules",
+        metavar="FILE",
+        help="retention rules JSON (lakeFS format; default: the rules the repository keeps)",
+    )
     g.add_argument("--retention-days", type=float, default=None, metavar="DAYS")
     g.add_argument(
         "--branch-retention",
@@ -324,17 +337,30 @@ def _import(sub: Any) -> None:
     imp.add_argument(
         "--from",
         dest="source",
-        required=True,
+        default=None,
         metavar="URI",
-        help="file:///dir or s3://bucket/prefix; outside every namespace",
+        help="file:///dir or s3://bucket/prefix, imported to --to's path; outside every namespace",
     )
     imp.add_argument(
         "--to",
         dest="dest",
         required=True,
-        metavar="graveler://REPO/BRANCH/PATH",
-        help="branch and path prefix (what was under it is replaced)",
+        metavar="graveler://REPO/BRANCH[/PATH]",
+        help="the branch, and for --from the path prefix (what was under it is replaced)",
     )
+    for option, kind, place in (
+        ("--prefix", "a directory or key prefix", "PREFIX"),
+        ("--object", "one object", "PATH"),
+    ):
+        imp.add_argument(
+            option,
+            nargs=2,
+            action="append",
+            default=[],
+            metavar=("URI", place),
+            help=f"one more source: {kind} and its {place.lower()} on the branch "
+            "(repeatable; all sources make one commit)",
+        )
     imp.add_argument("-m", "--message", default=None)
     imp.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
 
@@ -343,6 +369,7 @@ def _import(sub: Any) -> None:
 COMMANDS: dict[str, Callable[[Any], None]] = {
     "repo": _repo,
     "branch": _branch,
+    "branch-protect": protect_parser,
     "tag": _tag,
     "fs": _fs,
     "commit": _commit,
@@ -357,6 +384,7 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
     "fsck": _fsck,
     "refs": _refs,
     "gc": _gc,
+    "gc-rules": gc_rules_parser,
     "ui": ui_parser,
     "serve": serve_parser,
     "credentials": credentials_parser,

@@ -24,6 +24,9 @@ from graveler.core.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from graveler.client import Graveler
+    from graveler.repository import Repository
+    from graveler.tables.port import TableDiff
+    from graveler.views.diff import Difference
 
 
 # --- repo ----------------------------------------------------------------------------------------
@@ -78,22 +81,24 @@ def branch_create(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, _ = repo_of(gv, a.uri)
     name = uris.require(a.uri, ref=True).ref
     assert name is not None
-    b = repo.create_branch(name, same_repo(repo, a.source))
+    b = repo.create_branch(name, same_repo(repo, a.source), hidden=a.hidden)
     done(out, branch_doc(b), f"Branch {b.name} created at {b.commit_id[:12]}")
     return 0
 
 
 def branch_list(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     repo, _ = repo_of(gv, a.uri)
-    branches = repo.list_branches()
+    branches = repo.list_branches(show_hidden=a.show_hidden)
     if out.as_json:
         out.json([branch_doc(b) for b in branches])
-    else:
-        out.table(
-            None,
-            ["BRANCH", "COMMIT", "PROTECTED"],
-            [(b.name, b.commit_id[:12], "yes" if b.protected else "") for b in branches],
-        )
+        return 0
+    rows: list[tuple[str, ...]] = [
+        (b.name, b.commit_id[:12], "yes" if b.protected else "") for b in branches
+    ]
+    if a.show_hidden:
+        rows = [(*row, "yes" if b.hidden else "") for row, b in zip(rows, branches, strict=True)]
+    heading = ["BRANCH", "COMMIT", "PROTECTED", *(["HIDDEN"] if a.show_hidden else [])]
+    out.table(None, heading, rows)
     return 0
 
 
@@ -204,16 +209,10 @@ def show(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     """Committed differences between two refs (a table as a table unless ``--files``), or
     a branch's uncommitted changes."""
-    from graveler.cli.tables import table_doc, table_lines, tables_in
+    from graveler.cli.tables import table_doc, table_lines
 
     repo, left, _ = ref_uri(gv, a.left)
-    tables = []
-    if a.right is None:
-        changes = list(repo.diff_uncommitted(left))
-    else:
-        right = same_repo(repo, a.right)
-        changes = list(repo.diff(left, right))
-        tables = [] if a.files else tables_in(repo, left, right, changes)
+    changes, tables = _differences(repo, left, a)
     roots = tuple(t.root for t in tables)
     files = [d for d in changes if not (roots and d.path.startswith(roots))]
     docs = sorted(
@@ -235,11 +234,29 @@ def diff(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     return 0
 
 
+def _differences(
+    repo: Repository, left: str, a: argparse.Namespace
+) -> tuple[list[Difference], list[TableDiff]]:
+    """The differences ``diff`` shows, and the tables among them (two-dot diffs only)."""
+    from graveler.cli.tables import tables_in
+
+    if a.right is None:
+        if a.three_dot:
+            raise InvalidArgument("--three-dot compares two refs: give RIGHT too")
+        return list(repo.diff_uncommitted(left)), []
+    right = same_repo(repo, a.right)
+    if a.three_dot:
+        return list(repo.diff_three_dot(left, right)), []
+    changes = list(repo.diff(left, right))
+    return changes, [] if a.files else tables_in(repo, left, right, changes)
+
+
 #: How a human reads a difference: (rich markup, the plain text it prints).
 _DIFF_SIGNS = {
     "added": ("[green]+ added  [/green]", "+ added  "),
     "removed": ("[red]- removed[/red]", "- removed"),
     "changed": ("[yellow]~ changed[/yellow]", "~ changed"),
+    "conflict": ("[bold red]! conflict[/bold red]", "! conflict"),
 }
 
 

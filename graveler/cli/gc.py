@@ -1,18 +1,23 @@
 """``graveler gc graveler://REPO [--dry-run] [--spark]``: garbage collection from the CLI.
 
-Retention comes from ``--rules FILE`` (lakeFS JSON shape) or ``--retention-days`` plus
-``--branch-retention BRANCH=DAYS``; ``--grace-hours`` protects recent objects. ``--spark`` runs
-the Spark implementation from the ``graveler_spark`` provider, reached through importlib
-only (the engine never imports Spark), on ``--master`` (else Spark's own ``spark.master``, as
-set by ``spark-submit``, else ``local[*]``). Store settings are those of every other command
-(``GRAVELER_S3_ENDPOINT_URL``, ``AWS_*``), over which Spark's S3A keys
+Retention comes from ``--rules FILE`` (lakeFS JSON shape), else from the rules the repository
+keeps (``graveler gc-rules set``, or lakeFS's API), else the default; ``--retention-days`` and
+``--branch-retention BRANCH=DAYS`` override them. ``--grace-hours`` protects recent objects.
+``--spark`` runs the Spark implementation from the ``graveler_spark`` provider, reached
+through importlib only (the engine never imports Spark), on ``--master`` (else Spark's own
+``spark.master``, as set by ``spark-submit``, else ``local[*]``). Store settings are those of
+every other command (``GRAVELER_S3_ENDPOINT_URL``, ``AWS_*``), over which Spark's S3A keys
 (``spark.hadoop.fs.s3a.*``) win; the executors get them with the job.
+
+``graveler gc-rules get|set|delete graveler://REPO`` shows, keeps or drops the rules a
+repository keeps.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -21,12 +26,20 @@ from typing import TYPE_CHECKING, Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from graveler.cli.output import Output
-from graveler.core.errors import InvalidArgument
-from graveler.maintenance.gc import GCReport, RetentionRules, collect_garbage
+from graveler.cli.shared import done, repo_of
+from graveler.core.errors import InvalidArgument, NotFound
+from graveler.maintenance.gc import (
+    GCReport,
+    RetentionRules,
+    collect_garbage,
+    keep_rules,
+    kept_rules,
+)
 from graveler.maintenance.gc.plan import Progress as ProgressCallback
 from graveler.maintenance.gc.plan import no_progress
 
 if TYPE_CHECKING:
+    from graveler.client import Graveler
     from graveler.repository import Repository
 
 SPARK_MODULE = "graveler_spark.gc"
@@ -39,7 +52,7 @@ PHASES = {
 
 
 def run(repo: Repository, a: argparse.Namespace, out: Output, interactive: bool) -> int:
-    rules = rules_from_args(a)
+    rules = rules_from_args(a, repo)
     if a.grace_hours < 0:
         raise InvalidArgument(f"--grace-hours must be >= 0, got {a.grace_hours}")
     grace = timedelta(hours=a.grace_hours)
@@ -63,9 +76,11 @@ def run(repo: Repository, a: argparse.Namespace, out: Output, interactive: bool)
     return 0
 
 
-def rules_from_args(a: argparse.Namespace) -> RetentionRules:
-    """Rules from ``--rules`` (file) overridden by ``--retention-days`` / ``--branch-retention``."""
-    base = RetentionRules.load(a.rules) if a.rules else RetentionRules()
+def rules_from_args(a: argparse.Namespace, repo: Repository | None = None) -> RetentionRules:
+    """Rules from ``--rules`` (file), else those ``repo`` keeps, overridden by
+    ``--retention-days`` / ``--branch-retention``."""
+    kept = kept_rules(repo) if repo is not None and not a.rules else None
+    base = RetentionRules.load(a.rules) if a.rules else kept or RetentionRules()
     branches = dict(base.branch_days)
     for item in a.branch_retention:
         name, _, days = item.partition("=")
@@ -127,3 +142,28 @@ def _print(out: Output, r: GCReport) -> None:
         f"{r.commits_retained} of {r.commits_total} commits; marked {r.objects_marked} objects "
         f"from {r.ranges_read} ranges; scanned {r.scanned}, {r.in_grace} inside the grace period."
     )
+
+
+def rules_get(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    repo, _ = repo_of(gv, a.uri)
+    kept = kept_rules(repo)
+    if kept is None:
+        raise NotFound(f"repository {repo.name!r} keeps no retention rules")
+    doc = kept.to_dict()
+    out.json(doc) if out.as_json else out.message(json.dumps(doc, indent=2))
+    return 0
+
+
+def rules_set(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    repo, _ = repo_of(gv, a.uri)
+    rules = RetentionRules.load(a.file)
+    keep_rules(repo, rules)
+    done(out, rules.to_dict(), f"Repository {repo.name} keeps these retention rules")
+    return 0
+
+
+def rules_delete(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
+    repo, _ = repo_of(gv, a.uri)
+    keep_rules(repo, None)
+    done(out, {"deleted": True}, f"Repository {repo.name} keeps no retention rules")
+    return 0

@@ -89,7 +89,7 @@ def refs_dump(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 def refs_restore(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     name = uris.parse(a.uri).repository
     repo = restore_refs(gv, name, a.namespace, a.dump)
-    branches = repo.list_branches()
+    branches = repo.list_branches(show_hidden=True)
     if out.as_json:
         out.json(
             {

@@ -52,7 +52,7 @@ def diff_doc(d: Difference) -> dict[str, Any]:
 
 
 def branch_doc(b: Branch) -> dict[str, Any]:
-    return {"name": b.name, "commit_id": b.commit_id, "protected": b.protected}
+    return {"name": b.name, "commit_id": b.commit_id, "protected": b.protected, "hidden": b.hidden}
 
 
 def tag_doc(t: Tag) -> dict[str, Any]:

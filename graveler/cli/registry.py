@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 _C, _FS, _H = "graveler.cli.commands", "graveler.cli.fs", "graveler.cli.history"
 _A, _M = "graveler.cli.actions", "graveler.cli.maintenance"
+_P = "graveler.cli.protection"
 
 #: Command name (``command_action[_runs-action]``) -> (module, function).
 HANDLERS: dict[str, tuple[str, str]] = {
@@ -30,6 +31,9 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "branch_protect": (_C, "branch_protect"),
     "branch_prune": (_C, "branch_prune"),
     "branch_revert": (_H, "revert"),
+    "branch-protect_list": (_P, "protect_list"),
+    "branch-protect_add": (_P, "protect_add"),
+    "branch-protect_delete": (_P, "protect_delete"),
     "tag_create": (_C, "tag_create"),
     "tag_list": (_C, "tag_list"),
     "tag_delete": (_C, "tag_delete"),
@@ -58,6 +62,9 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "credentials_list": ("graveler.cli.serve", "credentials_list"),
     "credentials_delete": ("graveler.cli.serve", "credentials_delete"),
     "gc": (_C, "gc"),
+    "gc-rules_get": ("graveler.cli.gc", "rules_get"),
+    "gc-rules_set": ("graveler.cli.gc", "rules_set"),
+    "gc-rules_delete": ("graveler.cli.gc", "rules_delete"),
 }
 
 

@@ -64,6 +64,17 @@ def status(out: Output, text: str) -> Iterator[None]:
 
 
 @contextmanager
+def progress_line(out: Output, text: str) -> Iterator[Callable[[int], None]]:
+    """A spinner on stderr saying how many objects are done so far (only on a terminal,
+    never with --json); yields ``shown(count)``, which updates it."""
+    if not interactive(out):
+        yield lambda count: None
+        return
+    with out.err.status(f"{text} ...") as line:
+        yield lambda count: line.update(f"{text}: {count} object(s) so far")
+
+
+@contextmanager
 def progress(out: Output, text: str, total: int) -> Iterator[Callable[[], None]]:
     """A progress bar on stderr for multi-item work; yields an ``advance()`` callable."""
     if not interactive(out):

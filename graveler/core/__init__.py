@@ -2,7 +2,8 @@
 
 * :mod:`.model` -- repositories, branches, tags, commits, staged entries (plain dataclasses);
 * :mod:`.errors` -- the one error tree (public as :mod:`graveler.errors`);
-* :mod:`.validate` -- checks of user-supplied names, keys and text;
+* :mod:`.validate` -- checks of user-supplied names, keys and text; :mod:`.protection` --
+  branch protection rules and what they block;
 * :mod:`.config` -- :class:`ClientSettings`, where a deployment lives (public as
   :mod:`graveler.config`); :mod:`.uri` -- ``graveler://`` URIs (public as :mod:`graveler.uri`);
 * :mod:`.hookevents` -- what hooks are told; :mod:`.keyspace` -- key-range arithmetic;

@@ -204,6 +204,48 @@ class CommitToProtectedBranch(ProtectedBranch):
     """A commit on a protected branch."""
 
 
+#: What each blocked action of a branch protection rule refuses, for messages.
+_BLOCKED_WHAT = {
+    "staging_write": "writes to its staging area",
+    "commit": "commits",
+    "delete": "deleting it",
+}
+_BLOCKED_ADVICE = {
+    "staging_write": "write to another branch and merge into it",
+    "commit": "commit on another branch and merge into it",
+    "delete": "remove or change the rule first",
+}
+
+
+class ProtectionRuleBlocked(ProtectedBranch):
+    """A branch protection rule of the repository blocks this action on this branch:
+    ``branch`` matched the rule's ``pattern``, which blocks ``action`` (``staging_write``,
+    ``commit`` or ``delete``). Nothing was changed."""
+
+    def __init__(self, branch: str, pattern: str, action: str) -> None:
+        self.branch = branch
+        self.pattern = pattern
+        self.action = action
+        what = _BLOCKED_WHAT.get(action, action)
+        advice = _BLOCKED_ADVICE.get(action, "change the rule first")
+        super().__init__(
+            f"branch {branch!r} is protected by the rule {pattern!r}, which blocks {what} "
+            f"({action}): {advice}"
+        )
+
+
+class WriteBlockedByRule(ProtectionRuleBlocked, WriteToProtectedBranch):
+    """A staged write that a protection rule blocks (``action`` is ``staging_write``)."""
+
+
+class CommitBlockedByRule(ProtectionRuleBlocked, CommitToProtectedBranch):
+    """A commit that a protection rule blocks (``action`` is ``commit``)."""
+
+
+class ImportCanceled(Conflict):
+    """An import was canceled before it committed: nothing was committed or staged."""
+
+
 class NoChanges(Conflict):
     """A commit (or merge) would not change anything."""
 

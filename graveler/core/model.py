@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 
 #: The metarange ID of the empty tree. No file is written for it.
 EMPTY_METARANGE_ID = ""
@@ -38,6 +39,9 @@ class Branch:
 
     ``staging_token`` receives new writes; ``sealed_tokens`` (newest first) hold writes that a
     commit in progress is turning into a tree. Reads see staging, then sealed, then the commit.
+    ``protected``: this branch alone takes merges only (``protect_branch``; the repository's
+    protection rules apply besides). ``hidden``: left out of branch listings unless they ask
+    for hidden branches (lakeFS's hidden branches; set when the branch is created).
     """
 
     name: str
@@ -45,6 +49,7 @@ class Branch:
     staging_token: str
     sealed_tokens: tuple[str, ...] = ()
     protected: bool = False
+    hidden: bool = False
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -146,3 +151,43 @@ class UploadedPart:
     size: int
     md5: str
     created: datetime
+
+
+class ImportState(StrEnum):
+    """Where an import run in the background stands. ``running`` and ``committing`` are
+    active; the others are final."""
+
+    RUNNING = "running"
+    COMMITTING = "committing"  # past the point where a cancel can stop it
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+    @property
+    def active(self) -> bool:
+        return self in (ImportState.RUNNING, ImportState.COMMITTING)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportJob:
+    """An import run in the background, as every worker reads it from the refs database.
+    ``sources``: (kind, URI, destination) of each source; ``ingested``: objects read so far;
+    ``heartbeat``: the runner's last sign of life; ``commit_id`` (and ``metarange_id``) once
+    it committed, or the commit it is about to make while ``committing``."""
+
+    id: str
+    repo: str
+    branch: str
+    sources: tuple[tuple[str, str, str], ...]
+    state: ImportState
+    ingested: int
+    created: datetime
+    updated: datetime
+    heartbeat: datetime
+    error: str | None = None
+    metarange_id: str | None = None
+    commit_id: str | None = None
+
+    @property
+    def completed(self) -> bool:
+        return self.state is ImportState.COMPLETED

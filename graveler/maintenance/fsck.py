@@ -151,7 +151,7 @@ class _Checker:
         self.report.problems.append(Problem(kind, subject, detail))
 
     def run(self) -> FsckReport:
-        branches = self.repo.list_branches()
+        branches = self.repo.list_branches(show_hidden=True)
         starts = [(b.commit_id, f"branch {b.name!r}") for b in branches]
         starts += [(t.commit_id, f"tag {t.name!r}") for t in self.repo.list_tags()]
         known = {c.id: c for c in self.repo.refs.iter_commits(self.repo.name)}

@@ -11,8 +11,8 @@ A dump lives next to the data it describes::
 A dump without its manifest is incomplete and is never used. ``dump-id`` is
 ``<UTC time, microseconds>Z-<8 hex>``, so dump IDs sort by time. Parts are JSON lines, one
 canonical JSON record per line. The manifest holds the format version, the repository (name,
-namespace, default branch, creation date, range settings), and the record count and SHA-256 of
-every part.
+namespace, default branch, creation date, range settings), its branch protection rules, and the
+record count and SHA-256 of every part. Hidden branches are dumped and come back hidden.
 
 Restoring verifies the manifest and every part's hash, recomputes every commit ID from the
 commit's content, checks generations and that every parent, branch and tag target is in the dump,
@@ -42,11 +42,13 @@ from graveler.core.errors import (
 )
 from graveler.core.model import Branch, Commit, RangeSettings, Tag
 from graveler.core.model import Repository as RepositoryInfo
+from graveler.core.protection import ProtectionRule, rule, ruleset
 from graveler.repository import Repository
 from graveler.storage import namespaces
 from graveler.storage.committed.files import TREE_PREFIX
 from graveler.storage.committed.splitter import validate_settings
 from graveler.storage.objectstore.port import ObjectStore
+from graveler.versioning.protection import protection_rules
 from graveler.views.history import commit_problem
 from graveler.views.layers import new_staging_token
 
@@ -77,7 +79,7 @@ def dump_refs(repo: Repository) -> DumpInfo:
 
     Branches and tags are read before commits, and commits are never deleted, so every commit
     a dumped ref points at is in the dump even while other processes commit."""
-    branches = repo.list_branches()
+    branches = repo.list_branches(show_hidden=True)
     tags = repo.list_tags()
     commits = sorted(repo.refs.iter_commits(repo.name), key=lambda c: (c.generation, c.id))
     dump_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}Z-{uuid.uuid4().hex[:8]}"
@@ -94,6 +96,7 @@ def dump_refs(repo: Repository) -> DumpInfo:
         parts[name] = {"records": len(records[name]), "sha256": hashlib.sha256(data).hexdigest()}
     manifest = {"version": FORMAT_VERSION, "dump_id": dump_id, "repository": _repo_doc(repo.info)}
     manifest["parts"] = parts
+    manifest["protection_rules"] = [[r.pattern, r.actions] for r in protection_rules(repo)]
     repo.store.put(base + MANIFEST, _canonical(manifest))
     dirty = [b.name for b in branches if _has_uncommitted(repo, b)]
     location = f"{repo.store.uri}/{base}".rstrip("/")
@@ -137,10 +140,23 @@ def restore_refs(
         for d in _read_part(store, chosen, manifest, "branches")
     ]
     tags = [_to_tag(d) for d in _read_part(store, chosen, manifest, "tags")]
+    rules = _rules_from(manifest.get("protection_rules", []))
     _verify(info, commits, branches, tags)
     client.metadata.restore_repository(info, commits, branches, tags)
+    if rules:
+        client.metadata.set_protection_rules(name, rules)
     namespaces.claim_new(client.metadata, store, info, client.database_url)
     return client.repository(name)
+
+
+def _rules_from(docs: object) -> list[ProtectionRule]:
+    """The protection rules a manifest records (none in dumps of older builds)."""
+    try:
+        if not isinstance(docs, list):
+            raise TypeError(type(docs).__name__)
+        return ruleset(rule(pattern, actions) for pattern, actions in docs)
+    except (TypeError, ValueError) as exc:
+        raise CorruptFile("refs dump: malformed branch protection rules") from exc
 
 
 def _latest(store: ObjectStore, namespace: str) -> str:
@@ -244,13 +260,15 @@ def _to_commit(doc: dict[str, Any]) -> Commit:
 
 
 def _branch_doc(b: Branch) -> dict[str, Any]:
-    return {"name": b.name, "commit_id": b.commit_id, "protected": b.protected}
+    doc = {"name": b.name, "commit_id": b.commit_id, "protected": b.protected}
+    return {**doc, "hidden": True} if b.hidden else doc
 
 
 def _to_branch(doc: dict[str, Any], staging_token: str) -> Branch:
     try:
         name = validate.stored_ref_name(doc["name"], "branch")
-        return Branch(name, str(doc["commit_id"]), staging_token, (), bool(doc["protected"]))
+        flags = bool(doc["protected"]), bool(doc.get("hidden", False))
+        return Branch(name, str(doc["commit_id"]), staging_token, (), *flags)
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptFile(f"refs dump: malformed branch record {str(doc)[:80]}") from exc
 

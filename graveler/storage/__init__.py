@@ -10,6 +10,7 @@
   :mod:`.entry` -- what a key maps to, and its encoding; :mod:`.external` -- imported
   objects outside the namespace; :mod:`.etag_hash` -- the MD5 beside a write;
 * :mod:`.namespaces` -- canonical storage namespaces and their one owner;
+* :mod:`.spill` -- a temporary sorted map on local disk, for work larger than memory;
 * :mod:`.database` -- graveler's tables in a database another system migrates.
 
 Backend errors (SQLAlchemy, botocore, OSError) are translated here into graveler's error

@@ -2,8 +2,10 @@
 
 * :mod:`.writes` -- a staged write: upload, link, delete (bytes first, then the entry);
   :mod:`.bulk_writes` -- many objects staged in one transaction; :mod:`.multipart` --
-  uploads in parts (S3's protocol); :mod:`.imports` -- import objects by reference;
-* :mod:`.branches` -- branches and tags: create, protect, delete;
+  uploads in parts (S3's protocol); :mod:`.imports` -- import objects by reference, from
+  the sources of :mod:`.import_sources`, in the background with :mod:`.import_jobs`;
+* :mod:`.branches` -- branches and tags: create, protect, delete; :mod:`.protection` --
+  branch protection rules, and the check of every write, commit and delete;
 * :mod:`.commit` -- commit, and the one way a branch moves (a compare-and-swap);
   :mod:`.reset` -- drop uncommitted changes, or hard-reset a branch to a commit;
 * :mod:`.merge` -- merging a ref into a branch; :mod:`.conflicts` -- conflict resolvers;

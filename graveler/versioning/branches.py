@@ -1,7 +1,9 @@
 """Branches and tags of one repository: create, look up, protect, delete.
 
 Names are checked when a branch or tag is created; a branch and a tag may not share a name.
-The default branch cannot be deleted. Deleting a branch drops its staged changes.
+The default branch cannot be deleted, nor a branch a protection rule keeps from deletion
+(:mod:`graveler.versioning.protection`). Deleting a branch drops its staged changes. Hidden
+branches are left out of listings unless asked for.
 """
 
 from __future__ import annotations
@@ -14,22 +16,30 @@ from graveler.core.errors import (
     BranchNotFound,
     InvalidArgument,
     InvalidRef,
-    WriteToProtectedBranch,
 )
 from graveler.core.hookevents import EventRecord, HookEvent
 from graveler.core.model import Branch, Tag
+from graveler.core.protection import BlockedAction
 from graveler.versioning.commit import update_branch
+from graveler.versioning.protection import check_action, check_branch
 from graveler.views.context import RepoContext, hooked
 from graveler.views.layers import new_staging_token
 
 
-def create_branch(repo: RepoContext, name: str, source: str | None = None) -> Branch:
+def create_branch(
+    repo: RepoContext, name: str, source: str | None = None, *, hidden: bool = False
+) -> Branch:
     """Create branch ``name`` at the commit ``source`` resolves to (default: the default
-    branch's head; its staged changes are not carried over). Raises AlreadyExists."""
+    branch's head; its staged changes are not carried over). A ``hidden`` branch is left out
+    of :func:`list_branches` unless it asks for hidden ones (lakeFS's hidden branches, which
+    its SDK's transactions use); everything else treats it as any branch. Raises
+    AlreadyExists."""
     validate.branch_name(name)
+    if not isinstance(hidden, bool):
+        raise InvalidArgument(f"hidden must be True or False, got {hidden!r:.40}")
     origin = source or repo.info.default_branch
     commit = repo.resolve(origin).commit
-    branch = Branch(name, commit.id, new_staging_token(repo.name, name))
+    branch = Branch(name, commit.id, new_staging_token(repo.name, name), hidden=hidden)
     event = EventRecord(HookEvent.PRE_CREATE_BRANCH, commit, branch=name, source_ref=origin)
     with hooked(repo, event):
         repo.refs.create_branch(repo.name, branch)
@@ -52,28 +62,29 @@ def branch_exists(repo: RepoContext, name: str) -> bool:
 
 def writable_branch(repo: RepoContext, name: str) -> Branch:
     """The branch row, when writes may go to it: raises BranchNotFound, or ProtectedBranch
-    for a protected branch. For work that should refuse before it starts (a Spark job, a bulk
-    upload); the write itself checks again, in its staging transaction."""
-    b = repo.refs.get_branch(repo.name, name)
-    if b.protected:
-        raise WriteToProtectedBranch(
-            f"branch {name!r} is protected: write to another branch and merge into it"
-        )
-    return b
+    for a protected branch (ProtectionRuleBlocked for one a rule protects). For work that
+    should refuse before it starts (a Spark job, a bulk upload); the write itself checks
+    again, in its staging transaction."""
+    return check_action(repo, name, BlockedAction.STAGING_WRITE)
 
 
-def list_branches(repo: RepoContext) -> list[Branch]:
-    return repo.refs.list_branches(repo.name)
+def list_branches(repo: RepoContext, *, show_hidden: bool = False) -> list[Branch]:
+    """The repository's branches, sorted by name; hidden ones only with ``show_hidden``
+    (work over every branch, such as garbage collection, passes it)."""
+    found = repo.refs.list_branches(repo.name)
+    return found if show_hidden else [b for b in found if not b.hidden]
 
 
 def delete_branch(repo: RepoContext, name: str) -> None:
-    """Delete a branch and its staged changes; raises BranchNotFound, or InvalidArgument for
-    the default branch."""
+    """Delete a branch and its staged changes; raises BranchNotFound, InvalidArgument for
+    the default branch, or ProtectionRuleBlocked when a rule blocks deleting it."""
     if name == repo.info.default_branch:
         raise InvalidArgument(
             f"branch {name!r} is the default branch of {repo.name!r} and cannot be deleted"
         )
-    head = repo.get_commit(repo.refs.get_branch(repo.name, name).commit_id)
+    b = repo.refs.get_branch(repo.name, name)
+    check_branch(repo, b, BlockedAction.DELETE)
+    head = repo.get_commit(b.commit_id)
     event = EventRecord(HookEvent.PRE_DELETE_BRANCH, head, branch=name, source_ref=name)
     with hooked(repo, event):
         removed = repo.refs.delete_branch(repo.name, name)

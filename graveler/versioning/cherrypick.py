@@ -19,10 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from graveler.core import validate
-from graveler.core.errors import DirtyBranch, InvalidArgument, NoChanges, ProtectedBranch
+from graveler.core.errors import DirtyBranch, InvalidArgument, NoChanges
 from graveler.core.hookevents import EventRecord, HookEvent
 from graveler.core.model import EMPTY_METARANGE_ID, Branch, Commit
+from graveler.core.protection import BlockedAction
 from graveler.versioning.commit import _committer, advance_branch, retry_moved
+from graveler.versioning.protection import check_branch
 from graveler.views.context import RepoContext, hooked
 from graveler.views.history import make_commit
 from graveler.views.resolve import resolve_commit
@@ -128,10 +130,10 @@ def _commit_change(
 
 
 def clean_branch(repo: RepoContext, name: str, what: str) -> Branch:
-    """The branch row, if it is not protected and has no uncommitted changes."""
+    """The branch row, if nothing protects it from commits and it has no uncommitted
+    changes."""
     b = repo.refs.get_branch(repo.name, name)
-    if b.protected:
-        raise ProtectedBranch(f"cannot {what} on {name!r}: the branch is protected")
+    check_branch(repo, b, BlockedAction.COMMIT)
     if b.sealed_tokens or repo.staging.count_staged(b.staging_token) > 0:
         raise DirtyBranch(
             f"cannot {what} on {name!r}: it has uncommitted changes; commit or reset them first"

@@ -25,20 +25,16 @@ from functools import partial
 from typing import TypeVar
 
 from graveler.core import validate
-from graveler.core.errors import (
-    BranchMoved,
-    CommitToProtectedBranch,
-    InvalidArgument,
-    NoChanges,
-    ProtectedBranch,
-)
+from graveler.core.errors import BranchMoved, InvalidArgument, NoChanges
 from graveler.core.hookevents import EventRecord, HookEvent
 from graveler.core.model import Branch, Commit
+from graveler.core.protection import BlockedAction
 from graveler.core.validate import object_key as validate_key
 from graveler.storage.committed.apply import Change
 from graveler.storage.committed.merge import MergeStrategy
 from graveler.storage.entry import ObjectEntry
 from graveler.storage.objects import checked_entry
+from graveler.versioning.protection import check_branch
 from graveler.views.context import RepoContext, hooked
 from graveler.views.history import make_commit
 from graveler.views.layers import as_changes, merged_staging, new_staging_token
@@ -126,7 +122,8 @@ def commit(
     """Commit the branch's staged changes: seal its staging token (new writes go to a fresh
     one), build the tree over its head, and move it there in one transaction that also
     records the commit. ``date`` (timezone-aware) replaces the commit's creation date, as
-    lakeFS's ``date`` does. Raises NoChanges, ProtectedBranch, BranchNotFound."""
+    lakeFS's ``date`` does. Raises NoChanges, ProtectedBranch (ProtectionRuleBlocked when a
+    rule of the repository blocks commits on the branch), BranchNotFound."""
     if not isinstance(message, str) or not message.strip():
         raise InvalidArgument("a commit needs a non-empty message (-m MESSAGE)")
     validate.text(message, "commit message")
@@ -135,8 +132,7 @@ def commit(
     if date is not None and (not isinstance(date, datetime) or date.tzinfo is None):
         raise InvalidArgument("a commit date must be a timezone-aware datetime")
     view = repo.staging.branch_view(repo.name, branch, entries=False)
-    if view.branch.protected:
-        raise CommitToProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
+    check_branch(repo, view.branch, BlockedAction.COMMIT)
     if view.clean and not allow_empty:
         raise NoChanges(f"branch {branch!r} has no uncommitted changes")
     # The seal needs no fsync of its own: the branch move that ends the commit is durable and
@@ -201,8 +197,7 @@ def import_entries(
     meta = validate.metadata(metadata)
     who = _committer(committer)
     start = repo.refs.get_branch(repo.name, branch)
-    if start.protected:
-        raise ProtectedBranch(f"branch {branch!r} is protected: import on another branch")
+    check_branch(repo, start, BlockedAction.COMMIT)
     base = repo.get_commit(start.commit_id).metarange_id
     changes = (Change(e.key, e.to_record()) for e in _validated(repo, entries))
     imported, _ = repo.committed.apply(base, changes)

@@ -4,7 +4,8 @@ move its head to any commit and drop them all (a hard reset, lakeFS's ``ResetHar
 The ref of a hard reset is resolved inside the branch update, as lakeFS does: a hard reset to
 ``main~1`` racing a commit to ``main`` then means "one commit back" from whichever head the
 reset sees, never a head that no serial order of the two could produce. Protected branches
-are refused. Every staged change is dropped, sealed tokens included (lakeFS refuses a branch
+are refused (their own flag, or a protection rule blocking commits or staging writes: a hard
+reset is both). Every staged change is dropped, sealed tokens included (lakeFS refuses a branch
 with sealed tokens instead): a commit racing the reset then finds nothing left to commit and
 raises NoChanges, as if it had run after the reset.
 """
@@ -13,19 +14,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from graveler.core.errors import ProtectedBranch
 from graveler.core.model import Branch, Commit
+from graveler.core.protection import BlockedAction
 from graveler.core.validate import prefix_key
 from graveler.versioning.commit import update_branch
+from graveler.versioning.protection import check_action, check_branch
 from graveler.views.context import RepoContext
 from graveler.views.layers import new_staging_token
 from graveler.views.resolve import resolve_commit
 
 
 def reset(repo: RepoContext, branch: str, prefix: str | None = None) -> None:
-    """Drop uncommitted changes: all of them, or only those under ``prefix``."""
+    """Drop uncommitted changes: all of them, or only those under ``prefix``. Raises
+    ProtectedBranch when the branch, or a rule of the repository, blocks staging writes."""
+    b = check_action(repo, branch, BlockedAction.STAGING_WRITE)
     if prefix:
-        b = repo.refs.get_branch(repo.name, branch)
         repo.staging.drop_tokens(b.tokens, prefix_key(prefix))
         return
     old: list[Branch] = []
@@ -34,7 +37,7 @@ def reset(repo: RepoContext, branch: str, prefix: str | None = None) -> None:
         old[:] = [b]
         return replace(b, staging_token=new_staging_token(repo.name, b.name), sealed_tokens=())
 
-    update_branch(repo, branch, fresh)
+    update_branch(repo, branch, fresh, b)
     repo.staging.drop_tokens(old[0].tokens)
 
 
@@ -46,8 +49,8 @@ def reset_hard(repo: RepoContext, branch: str, ref: str) -> Commit:
     target: list[Commit] = []
 
     def change(b: Branch) -> Branch:
-        if b.protected:
-            raise ProtectedBranch(f"branch {branch!r} is protected: it cannot be reset")
+        check_branch(repo, b, BlockedAction.COMMIT)
+        check_branch(repo, b, BlockedAction.STAGING_WRITE)
         commit = resolve_commit(repo, ref)
         before[:], target[:] = [b], [commit]
         token = new_staging_token(repo.name, b.name)

@@ -71,7 +71,7 @@ def transaction(
     name = branch or f"tx-{uuid.uuid4().hex[:12]}"
     run = runs.Run(identity=f"transaction/{name}", branch=name, into=base)
     started = datetime.now(UTC)
-    branches.create_branch(repo, name, base)
+    branches.create_branch(repo, name, base, hidden=True)
     tx = Transaction(repo, name, base)
     try:
         yield tx

@@ -32,6 +32,7 @@ from graveler.storage.refs.port import RefStore, StagingStore
 from graveler.views.cache import ReadCache, ReadView
 
 if TYPE_CHECKING:  # the server's stores load SQLAlchemy: only a client that uses them does
+    from graveler.storage.refs.sql_imports import SqlImportStore
     from graveler.storage.refs.sql_server import SqlUploadStore
 
 #: Immutable commits by (repository name, commit ID), shared by every repository of a client.
@@ -85,7 +86,9 @@ class RepositoryParts:
     the stores of imported objects that live outside the namespace; ``uploads`` holds the
     multipart uploads in progress (:mod:`graveler.versioning.multipart`). ``table_merges``
     plans how a merge treats the tables both sides changed (the client plugs in
-    :func:`graveler.tables.merge.plan_table_merges`); None merges every file key by key."""
+    :func:`graveler.tables.merge.plan_table_merges`); None merges every file key by key.
+    ``imports`` records the imports run in the background
+    (:mod:`graveler.versioning.import_jobs`)."""
 
     refs: RefStore
     staging: StagingStore
@@ -98,6 +101,7 @@ class RepositoryParts:
     external: ExternalStores = field(default_factory=ExternalStores)
     uploads: SqlUploadStore | None = None
     table_merges: TableMerges | None = None
+    imports: SqlImportStore | None = None
 
 
 class TableMerges(Protocol):

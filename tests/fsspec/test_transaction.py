@@ -18,7 +18,8 @@ def test_success_commits_on_an_ephemeral_branch_and_merges(fs, lake):
     lake.commit("main", "base")
     head = lake.resolve("main").commit.id
     with fs.transaction("lake", base="main", message="load day 1", metadata={"run": "7"}) as tx:
-        assert tx.branch != "main" and tx.branch in {b.name for b in lake.list_branches()}
+        assert tx.branch != "main" and tx.branch not in {b.name for b in lake.list_branches()}
+        assert lake.branch(tx.branch).hidden  # listed with show_hidden only
         with fs.open(tx.url("day1/a.csv"), "wb") as f:
             f.write(b"a\n")
         fs.pipe(f"lake/{tx.branch}/day1/b.csv", b"b\n")

@@ -131,6 +131,36 @@ def test_diff_refs(api: Api, repo: str) -> None:
     error_of(api.get(f"/repositories/{repo}/refs/{left}/diff/nowhere"), 404)
 
 
+def test_three_dot_diff_reports_conflicts(api: Api, repo: str) -> None:
+    """Paths both sides changed differently since the merge base are ``conflict`` entries
+    (lakeFS's compare); a path both changed alike, or only the left side changed, is not
+    listed."""
+    left = new_branch(api, repo)
+    for path in ("t/both", "t/alike", "t/left", "t/gone"):
+        upload(api, repo, left, path, b"base")
+    commit(api, repo, left)
+    right = new_branch(api, repo, left)
+    for branch, data in ((left, b"L"), (right, b"R")):
+        upload(api, repo, branch, "t/both", data)
+        upload(api, repo, branch, "t/alike", b"same")
+        upload(api, repo, branch, "t/new", data)
+    upload(api, repo, left, "t/left", b"L")
+    upload(api, repo, left, "t/gone", b"changed on the left")
+    api.delete(f"/repositories/{repo}/branches/{right}/objects", params={"path": "t/gone"})
+    commit(api, repo, left)
+    commit(api, repo, right)
+    url = f"/repositories/{repo}/refs/{left}/diff/{right}"
+    found = api.ok("GET", url, params={"type": "three_dot"})["results"]
+    assert [(d["type"], d["path"]) for d in found] == [
+        ("conflict", "t/both"),
+        ("conflict", "t/gone"),
+        ("conflict", "t/new"),
+    ]
+    assert found[0]["path_type"] == "object" and found[0]["size_bytes"] == 1
+    merged = api.post(f"/repositories/{repo}/refs/{right}/merge/{left}", json={})
+    assert "t/both" in error_of(merged, 409)
+
+
 def test_diff_uncommitted_with_delimiter(api: Api, repo: str, branch: str) -> None:
     for path in ("u/a", "u/deep/1", "u/deep/2", "u/z"):
         upload(api, repo, branch, path, b"x")

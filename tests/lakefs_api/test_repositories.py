@@ -4,6 +4,7 @@ pages, delete, metadata, branch protection rules, and who may do what."""
 from __future__ import annotations
 
 import io
+import json
 
 import pyarrow.parquet as pq
 import pytest
@@ -211,6 +212,35 @@ def test_legacy_branch_protection_endpoints(api: Api) -> None:
     error_of(api.post(base, json={"pattern": ""}, validate=False), 400)
 
 
-def test_gc_rules_and_dumps_are_not_implemented(api: Api, repo: str) -> None:
-    error_of(api.get(f"/repositories/{repo}/settings/gc_rules"), 501)
+def test_refs_dumps_are_not_implemented(api: Api, repo: str) -> None:
     error_of(api.post(f"/repositories/{repo}/dump"), 501)
+
+
+def test_gc_rules_are_kept_with_the_repository(server: Server, api: Api) -> None:
+    """lakectl gc set-config / get-config / delete-config; ``graveler gc`` uses the kept
+    rules when it is given none."""
+    name = unique()
+    assert create(api, name).status_code == 201
+    url = f"/repositories/{name}/settings/gc_rules"
+    error_of(api.get(url), 404)
+    rules = {
+        "default_retention_days": 14,
+        "branches": [{"branch_id": "main", "retention_days": 30}],
+    }
+    assert api.put(url, json=rules).status_code == 204
+    assert api.ok("GET", url) == rules
+    assert api.ok("GET", f"/repositories/{name}/gc/rules") == rules  # the internal spelling
+    assert api.get(f"/repositories/{name}/gc/rules/set_allowed").status_code == 204
+    error_of(server.api(server.reader).get(f"/repositories/{name}/gc/rules/set_allowed"), 403)
+    error_of(server.api(server.reader).put(url, json=rules), 403)
+    for bad in (
+        {"default_retention_days": 1.5, "branches": []},
+        {"default_retention_days": -1, "branches": []},
+        {"default_retention_days": 1, "branches": [{"branch_id": "bad name", "retention_days": 1}]},
+    ):
+        error_of(api.put(url, json=bad, validate=False), 400)
+    assert api.ok("GET", url) == rules  # unchanged
+    kept = server.served.cli("--json", "gc-rules", "get", f"graveler://{name}").stdout
+    assert json.loads(kept) == rules  # what graveler gc runs with (tests/cli)
+    assert api.delete(url).status_code == 204
+    error_of(api.get(url), 404)

@@ -110,6 +110,8 @@ def test_transaction_commits_and_merges(repo: lakefs.Repository) -> None:
     with main.transact(commit_message="in a transaction") as tx:
         tx.object("tx/a.txt").upload(data=b"a")
         tx.object("tx/b.txt").upload(data=b"b")
+        assert [b.id for b in repo.branches()] == ["main"]  # the transaction's is hidden
+        assert tx.id in [b.id for b in repo.branches(show_hidden=True)]
     assert main.object("tx/a.txt").reader().read() == b"a"
     messages = [c.message for c in main.log(max_amount=3)]
     assert "in a transaction" in messages
@@ -125,10 +127,12 @@ def test_import_data(repo: lakefs.Repository, tmp_path: Path) -> None:
     status = (
         branch.import_data(commit_message="imported")
         .prefix(f"local://{source}/", destination="in/")
+        .object(f"local://{source}/one.txt", destination="also/first.txt")
         .run(poll_interval=timedelta(seconds=0.1))
     )
-    assert status.completed and status.error is None and status.ingested_objects == 2
+    assert status.completed and status.error is None and status.ingested_objects == 3
     assert [o.path for o in branch.objects(prefix="in/")] == ["in/one.txt", "in/sub/two.txt"]
+    assert branch.object("also/first.txt").reader().read() == b"1"
     assert branch.object("in/sub/two.txt").reader().read() == b"22"
     assert branch.get_commit().message == "imported"
 

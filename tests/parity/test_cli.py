@@ -223,3 +223,30 @@ def test_merge_with_a_resolver(cli, tmp_path):
         "tests.parity.hookfuncs:nope",
         code=2,
     )
+
+
+def test_import_of_several_sources(cli, tmp_path):
+    cli("repo", "create", "graveler://lake", (tmp_path / "ns").as_uri())
+    one, two = tmp_path / "one", tmp_path / "two"
+    (one / "d").mkdir(parents=True)
+    two.mkdir()
+    (one / "d" / "a.csv").write_text("a\n")
+    (two / "b=1.csv").write_text("b\n")  # '=' in a path: sources are option pairs
+    out = cli(
+        "import",
+        "--to",
+        "graveler://lake/main",
+        "--prefix",
+        one.as_uri(),
+        "first/",
+        "--object",
+        (two / "b=1.csv").as_uri(),
+        "second/b=1.csv",
+    )
+    assert out["objects"] == 2 and out["sources"] == [one.as_uri(), (two / "b=1.csv").as_uri()]
+    assert cli("fs", "stat", "graveler://lake/main/second/b=1.csv")["size"] == 2
+    assert cli("fs", "stat", "graveler://lake/main/first/d/a.csv")["size"] == 2
+    assert "for --from" in cli(
+        "import", "--to", "graveler://lake/main/x", "--prefix", one.as_uri(), "y/", code=2
+    )
+    assert "nothing to import" in cli("import", "--to", "graveler://lake/main", code=2)

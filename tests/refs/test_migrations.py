@@ -26,6 +26,9 @@ TABLES = {
     "graveler_credentials",
     "graveler_multipart_uploads",
     "graveler_multipart_parts",
+    "graveler_branch_protection",
+    "graveler_gc_rules",
+    "graveler_imports",
     VERSION_TABLE,
 }
 
@@ -34,7 +37,7 @@ def test_upgrade_twice_is_a_no_op(db_url: str) -> None:
     assert current_revision(db_url) is None
     upgrade(db_url)
     upgrade(db_url)
-    assert current_revision(db_url) == head_revision() == "0004"
+    assert current_revision(db_url) == head_revision() == "0005"
     engine = create_engine(db_url)
     try:
         names = set(inspect(engine).get_table_names())
@@ -190,3 +193,32 @@ def test_the_stdlib_store_on_a_current_database_imports_no_sqlalchemy(tmp_path: 
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_0005_keeps_the_branches_of_an_older_database_visible(db_url: str) -> None:
+    """Branch rows written before revision 0005 read back as not hidden, and their
+    repositories start with no protection rules."""
+    from sqlalchemy import text
+
+    upgrade(db_url, "0004")
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO graveler_repositories VALUES "
+                    "('old', 'mem://old', 'main', '2026-01-01 00:00:00', 1, 2, 3)"
+                )
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO graveler_branches (repo, name, commit_id, staging_token, "
+                    "sealed_tokens, protected, version) "
+                    "VALUES ('old', 'main', 'c0', 't0', '[]', false, 1)"
+                )
+            )
+    finally:
+        engine.dispose()
+    with SqlMetadataStore(db_url) as store:
+        assert store.get_branch("old", "main").hidden is False
+        assert store.get_protection_rules("old") == []

@@ -26,7 +26,13 @@ from graveler.maintenance.gc.plan import (
     no_progress,
     prepare,
 )
-from graveler.maintenance.gc.rules import DEFAULT_RETENTION_DAYS, RetentionRules, retained_commits
+from graveler.maintenance.gc.rules import (
+    DEFAULT_RETENTION_DAYS,
+    RetentionRules,
+    keep_rules,
+    kept_rules,
+    retained_commits,
+)
 from graveler.maintenance.gc.uploads import clean_uploads
 from graveler.storage.committed.files import TREE_PREFIX
 
@@ -44,6 +50,8 @@ __all__ = [
     "collect_garbage",
     "expired_commits",
     "is_garbage",
+    "keep_rules",
+    "kept_rules",
     "list_collectable",
     "metarange_range_ids",
     "no_progress",

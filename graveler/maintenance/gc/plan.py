@@ -126,9 +126,9 @@ def prepare(
         raise InvalidArgument(f"grace period must not be negative, got {grace}")
     require_owner(repo.refs, repo.store, repo.info, "garbage collection")
     at = (now or datetime.now(UTC)).astimezone(UTC)
-    tokens = [t for b in repo.list_branches() for t in b.tokens]
+    tokens = [t for b in repo.list_branches(show_hidden=True) for t in b.tokens]
     staged = staged_addresses(repo.staging, tokens)
-    branches = repo.list_branches()  # after staging: see the module docstring
+    branches = repo.list_branches(show_hidden=True)  # after staging: see the docstring
     tags = repo.list_tags()
     commits: dict[str, Commit] = {c.id: c for c in repo.refs.iter_commits(repo.name)}
     keep = retained_commits(commits, branches, tags, rules or RetentionRules(), at)

@@ -13,6 +13,10 @@ Rules give each branch a number of days (a per-branch value, else the default). 
 So everything a reader could see on a branch during its last N days survives, and a deleted
 branch's data survives for the default window. Commit *metadata* is never collected; only
 the objects of expired commits go (see :mod:`graveler.maintenance.gc.plan`).
+
+A repository may keep its rules in the refs database (:func:`kept_rules`, :func:`keep_rules`;
+lakeFS's ``gc_rules``, in whole days as lakeFS's are): ``graveler gc`` uses them when it is
+given none.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from graveler.core import validate
 from graveler.core.errors import InvalidArgument
 from graveler.core.model import Branch, Commit, Tag
+from graveler.views.context import RepoContext
 
 DEFAULT_RETENTION_DAYS = 21.0
 
@@ -76,10 +82,34 @@ class RetentionRules:
         return cls.from_dict(doc)
 
     def to_dict(self) -> dict[str, Any]:
+        """lakeFS's JSON shape; whole days are written as integers (lakeFS's type)."""
         branches = [
-            {"branch_id": b, "retention_days": d} for b, d in sorted(self.branch_days.items())
+            {"branch_id": b, "retention_days": _days_out(d)}
+            for b, d in sorted(self.branch_days.items())
         ]
-        return {"default_retention_days": self.default_days, "branches": branches}
+        return {"default_retention_days": _days_out(self.default_days), "branches": branches}
+
+
+def _days_out(days: float) -> float | int:
+    return int(days) if float(days).is_integer() else days
+
+
+def kept_rules(repo: RepoContext) -> RetentionRules | None:
+    """The retention rules ``repo`` keeps, None when it keeps none."""
+    doc = repo.refs.get_gc_rules(repo.name)
+    return None if doc is None else RetentionRules.from_dict(doc)
+
+
+def keep_rules(repo: RepoContext, rules: RetentionRules | None) -> None:
+    """Keep ``rules`` as ``repo``'s retention rules (None: keep none). Kept rules are in
+    whole days, as lakeFS's are: InvalidArgument otherwise (nothing changes then)."""
+    if rules is not None:
+        days = [rules.default_days, *rules.branch_days.values()]
+        if not all(float(d).is_integer() for d in days):
+            raise InvalidArgument("kept retention rules are in whole days")
+        for name in rules.branch_days:
+            validate.branch_name(name)
+    repo.refs.set_gc_rules(repo.name, None if rules is None else rules.to_dict())
 
 
 def _check_days(what: str, days: object) -> None:

@@ -9,6 +9,7 @@ what each does is graveler's engine, through the public facade (``Graveler``,
 * :mod:`.system`: config, health, set-up, login, the current user (501 for the rest of
   lakeFS's auth service);
 * :mod:`.repositories`: repositories, their settings (branch protection), sample data;
+  :mod:`.retention`: the garbage-collection rules they keep;
 * :mod:`.branches`: branches and tags, reset, revert, cherry-pick;
 * :mod:`.refs`: commits, log, diff, merge, merge base;
 * :mod:`.objects`: upload, download, stat, list, delete, copy, user metadata;
@@ -44,6 +45,7 @@ def routes() -> list[Route]:
         objects,
         refs,
         repositories,
+        retention,
         staging,
         system,
     )
@@ -51,6 +53,7 @@ def routes() -> list[Route]:
     return [
         *system.ROUTES,
         *repositories.ROUTES,
+        *retention.ROUTES,
         *branches.ROUTES,
         *refs.ROUTES,
         *objects.ROUTES,

@@ -1,9 +1,9 @@
 """Branches and tags: list, create, get, delete; a branch's reset (its uncommitted changes,
 one object or a prefix), hard reset, revert and cherry-pick.
 
-Lists are sorted by name and paged by ``after`` (a name) and ``amount``. Deleting the
-default branch is a 403, as in lakeFS. A branch created here is protected at once when a
-branch protection pattern of the repository matches its name.
+Lists are sorted by name and paged by ``after`` (a name) and ``amount``; hidden branches
+(created with ``hidden``) are listed with ``show_hidden`` only. Deleting the default branch is
+a 403, as in lakeFS; so is anything a branch protection rule blocks (the engine's check).
 """
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from graveler.core.errors import ObjectNotFound, ProtectedBranch, TagNotFound
+from graveler.core.errors import ObjectNotFound, TagNotFound
 from graveler.repository import Repository
 from graveler.server.lakefs import encode
 from graveler.server.lakefs.errors import ApiError, bad_request
 from graveler.server.lakefs.http import Call, Reply, json_reply, no_content
-from graveler.server.lakefs.repositories import protect_new_branch
 from graveler.server.lakefs.routing import Access, Body, Route, route
 
 
@@ -34,18 +33,18 @@ def refs_page(call: Call, refs: list[tuple[str, str]]) -> Reply:
 
 
 def list_branches(call: Call) -> Reply:
-    branches = call.repository().list_branches()
+    branches = call.repository().list_branches(show_hidden=call.flag("show_hidden"))
     return refs_page(call, [(b.name, b.commit_id) for b in branches])
 
 
 def create_branch(call: Call) -> Reply:
     doc = call.json()
-    name, source = doc.get("name"), doc.get("source")
+    name, source, hidden = doc.get("name"), doc.get("source"), doc.get("hidden", False)
     if not isinstance(name, str) or not isinstance(source, str) or not source:
         raise bad_request("name and source are required strings")
-    repo = call.repository()
-    branch = repo.create_branch(name, source)
-    protect_new_branch(repo, name)
+    if not isinstance(hidden, bool):
+        raise bad_request("hidden must be a boolean")
+    branch = call.repository().create_branch(name, source, hidden=hidden)
     return Reply(201, branch.commit_id.encode(), "text/html")
 
 
@@ -68,8 +67,7 @@ def reset_branch(call: Call) -> Reply:
     kind, path = doc.get("type"), doc.get("path")
     repo = call.repository()
     name = call.params["branch"]
-    if repo.branch(name).protected:
-        raise ProtectedBranch(f"branch {name!r} is protected: its changes cannot be reset")
+    repo.writable_branch(name)  # a protected branch refuses before anything is read
     if kind == "reset":
         repo.reset(name)
     elif kind == "common_prefix" and isinstance(path, str):

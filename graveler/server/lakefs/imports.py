@@ -1,85 +1,76 @@
-"""Import: lakeFS's asynchronous import over graveler's ``Repository.import_data`` (objects
-outside the namespace committed by reference, one commit).
+"""Import: lakeFS's asynchronous import over the engine's background imports
+(:mod:`graveler.versioning.import_jobs`: objects outside the namespace committed by reference,
+several sources in one commit).
 
-``POST .../import`` runs the import before it answers (202 with the import's ID), so a
-client's status poll finds it completed; what went wrong before anything was committed
-(a bad source, a branch with uncommitted changes, a protected branch) is answered at once
-with lakeFS's status codes. The status is kept with the repository (:mod:`.settings`), so
-any worker answers ``GET .../import``. An import that has completed cannot be canceled
-(409, as in lakeFS); since every import here completes before its ID is known, a cancel
-always finds it completed.
+``POST .../import`` checks the request and the branch (a bad source, a branch with
+uncommitted changes or one a protection rule keeps from commits are answered at once, with
+lakeFS's status codes), starts the import on a thread of this server and answers 202 with its
+ID: no request waits for an import, however large. Its status lives in the refs database, so
+any worker or replica answers ``GET .../import`` (``completed``, ``ingested_objects`` so far,
+``update_time``, and the ``commit`` and ``metarange_id`` once done, or the ``error``) and
+``DELETE .../import`` (cancel: 204; 409 once it completed). An import whose server died is
+reported failed by the next status read, once its lease ran out.
 
-One path per import, of type ``common_prefix`` (a directory or a key prefix, which is what
-``import_data`` imports); several paths or single objects are a 400. Sources are ``s3://``
-(read with the server's S3 credentials) or, for admin keys only, local directories
-(``local:///abs/dir`` as lakeFS spells them, or ``file:///abs/dir``).
+Paths are lakeFS's: ``common_prefix`` (a key prefix or a directory, under the destination
+prefix) and ``object`` (one object, at exactly the destination path), as many as a request
+holds. Sources are ``s3://`` (read with the server's S3 credentials) or, for admin keys
+only, local paths (``local:///abs/path`` as lakeFS spells them, or ``file:///abs/path``).
 """
 
 from __future__ import annotations
 
-import os
-import re
-from datetime import UTC, datetime
 from typing import Any
 
-from graveler.server.lakefs import encode, settings
+from graveler.core.model import ImportJob, ImportState
+from graveler.server.lakefs import encode
 from graveler.server.lakefs.errors import ApiError, bad_request, not_found
 from graveler.server.lakefs.http import Call, Reply, json_reply, no_content
 from graveler.server.lakefs.routing import Access, Body, Route, route
+from graveler.versioning.import_sources import ImportKind, ImportSource
 
-_ID = re.compile(r"[0-9a-f]{20}")
+#: Paths one request may import.
+MAX_PATHS = 10_000
 
 
 def start_import(call: Call) -> Reply:
     doc = call.json()
-    source, destination = _single_path(doc.get("paths"))
-    source = _source(call, source)
+    sources = [_source(call, item) for item in _paths(doc.get("paths"))]
     commit = doc.get("commit")
     if not isinstance(commit, dict):
         raise bad_request("commit is required: {'message': ...}")
     message = commit.get("message")
     if message is not None and not isinstance(message, str):
         raise bad_request("commit.message must be a string")
-    repo = call.repository()
-    branch = call.params["branch"]
-    result = repo.import_data(
-        branch,
-        source,
-        destination,
+    job = call.repository().imports.start(
+        call.params["branch"],
+        sources,
         message=message or None,
         metadata=encode.metadata_of(commit.get("metadata"), "commit.metadata"),
         committer=call.committer,
     )
-    import_id = os.urandom(10).hex()
-    status = {
-        "branch": branch,
-        "completed": True,
-        "update_time": encode.rfc3339(datetime.now(UTC)),
-        "ingested_objects": result.objects,
-        "metarange_id": result.commit.metarange_id,
-        "commit": encode.commit(result.commit),
-    }
-    settings.write(repo, _key(import_id), status)
-    return json_reply({"id": import_id}, 202)
+    return json_reply({"id": job.id}, 202)
 
 
-def _single_path(paths: object) -> tuple[str, str]:
+def _paths(paths: object) -> list[dict[str, Any]]:
     if not isinstance(paths, list) or not paths:
-        raise bad_request("paths is required: [{'type', 'path', 'destination'}]")
-    if len(paths) > 1:
-        raise bad_request("graveler imports one path per import: start one import per path")
-    item = paths[0]
-    if not isinstance(item, dict):
+        raise bad_request("paths is required: [{'type', 'path', 'destination'}, ...]")
+    if len(paths) > MAX_PATHS:
+        raise bad_request(f"an import takes at most {MAX_PATHS} paths")
+    if not all(isinstance(p, dict) for p in paths):
         raise bad_request("a path is {'type', 'path', 'destination'}")
+    return paths
+
+
+def _source(call: Call, item: dict[str, Any]) -> ImportSource:
     kind, path, destination = item.get("type"), item.get("path"), item.get("destination")
-    if kind != "common_prefix":
-        raise bad_request("graveler imports directories and prefixes (type common_prefix) only")
+    if kind not in (ImportKind.PREFIX.value, ImportKind.OBJECT.value):
+        raise bad_request("a path's type is common_prefix or object")
     if not isinstance(path, str) or not path or not isinstance(destination, str):
         raise bad_request("path and destination are required strings")
-    return path, destination
+    return ImportSource(_uri(call, path), destination, ImportKind(kind))
 
 
-def _source(call: Call, given: str) -> str:
+def _uri(call: Call, given: str) -> str:
     """The engine's spelling of an import source; local sources need an admin key."""
     if given.startswith("s3://"):
         return given
@@ -92,30 +83,33 @@ def _source(call: Call, given: str) -> str:
 
 
 def import_status(call: Call) -> Reply:
-    status = _status(call)
-    status.pop("branch", None)
+    job = _job(call)
+    status: dict[str, Any] = {
+        "completed": job.completed,
+        "update_time": encode.rfc3339(job.updated),
+        "ingested_objects": job.ingested,
+    }
+    if job.completed and job.commit_id:
+        status["metarange_id"] = job.metarange_id
+        status["commit"] = encode.commit(call.repository().get_commit(job.commit_id))
+    if job.state in (ImportState.FAILED, ImportState.CANCELED):
+        status["error"] = {"message": job.error or job.state.value}
     return json_reply(status)
 
 
 def cancel_import(call: Call) -> Reply:
-    status = _status(call)
-    if status.get("completed"):
-        raise ApiError(409, "the import has already completed")
+    call.repository().imports.cancel(_job(call).id)
     return no_content()
 
 
-def _status(call: Call) -> dict[str, Any]:
-    import_id = call.required("id")
-    if not _ID.fullmatch(import_id):
-        raise not_found(f"no import {import_id[:40]!r}")
-    status = settings.read(call.repository(), _key(import_id))
-    if status is None or status.get("branch") != call.params["branch"]:
-        raise not_found(f"no import {import_id!r} on branch {call.params['branch']!r}")
-    return status
-
-
-def _key(import_id: str) -> str:
-    return f"imports/{import_id}"
+def _job(call: Call) -> ImportJob:
+    """The import ``id`` of this branch as it stands; 404 for an unknown one or another
+    branch's."""
+    import_id, branch = call.required("id"), call.params["branch"]
+    job = call.repository().imports.status(import_id)
+    if job.branch != branch:
+        raise not_found(f"no import {import_id!r} on branch {branch!r}")
+    return job
 
 
 _I = "/repositories/{repository}/branches/{branch}/import"

@@ -1,8 +1,9 @@
 """Commits and history: commit, get a commit, log, diff (between refs and uncommitted),
 merge, merge base.
 
-* A diff of type ``three_dot`` (lakeFS's default) lists what the right ref changed since
-  its merge base with the left one, ``two_dot`` the difference between the two trees.
+* A diff of type ``three_dot`` (lakeFS's default) lists what merging the right ref into the
+  left one would change on the left, and as ``conflict`` the paths both changed differently
+  since their merge base; ``two_dot`` the difference between the two trees.
   With a ``delimiter``, changed paths below the prefix collapse into their common prefixes
   (``prefix_changed``). Pages resume ``after`` a path or a common prefix.
 * A log page resumes after the commit ID ``after``; ``objects`` and ``prefixes`` keep the
@@ -119,10 +120,9 @@ def diff_refs(call: Call) -> Reply:
     kind = call.arg("type") or "three_dot"
     if kind not in DIFF_TYPES:
         raise bad_request("type must be two_dot or three_dot")
-    if kind == "three_dot":
-        left = _merge_base(repo, left, right).id
     prefix, after = call.arg("prefix") or "", call.arg("after") or ""
-    changes = repo.diff(left, right, prefix=prefix, after=after)
+    compare = repo.diff_three_dot if kind == "three_dot" else repo.diff
+    changes = compare(left, right, prefix=prefix, after=after)
     return json_reply(_diff_page(call, changes, prefix, after, call.flag("include_right_stats")))
 
 

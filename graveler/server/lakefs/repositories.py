@@ -5,21 +5,19 @@ A key limited to some repositories lists only those, and any call naming another
 403 (whether or not it exists). Creating and deleting repositories take an admin key, as
 creating a bucket does in the S3 gateway.
 
-Branch protection: graveler protects single branches (a protected branch takes merges
-only, as lakeFS's rules block staging writes and commits). lakeFS's rules are ``fnmatch``
-patterns; here they are kept with the repository (:mod:`.settings`) and applied to its
-branches when set, and to every branch created through this API. The rules read back are
-the patterns, plus the name of each branch protected otherwise (``graveler branch protect``).
+Branch protection rules are the engine's (:mod:`graveler.versioning.protection`): kept in
+the refs database, applied to every branch that matches, whichever interface made it. lakeFS's
+rules are a pattern each and block staging writes and commits; a refusal is a 403 naming the
+rule. The ``ETag`` of the rules guards a replace (``If-Match``, 412 when they changed).
 """
 
 from __future__ import annotations
 
-import fnmatch
-import hashlib
-import json
 from typing import Any
 
 from graveler.core.errors import NamespaceInUse, RepositoryNotFound
+from graveler.core.protection import ProtectionRule, rule
+from graveler.core.protection import etag as repo_etag
 from graveler.repository import Repository
 from graveler.server.lakefs import encode, settings
 from graveler.server.lakefs.errors import ApiError, bad_request, not_implemented
@@ -80,7 +78,7 @@ def create_repository(call: Call) -> Reply:
         from graveler.server.lakefs.sample import populate
 
         populate(repo, call.committer)
-        set_protection(repo, [repo.info.default_branch])
+        repo.add_protection_rule(repo.info.default_branch)
     return json_reply(encode.repository(repo.info, service.storage), 201)
 
 
@@ -134,89 +132,56 @@ def delete_metadata(call: Call) -> Reply:
 # --- branch protection -------------------------------------------------------------------------
 
 
-def protection_rules(repo: Repository) -> list[str]:
-    """The patterns in force: the stored ones, and each protected branch none of them
-    matches."""
-    patterns = list((settings.read(repo, PROTECTION) or {}).get("patterns", []))
-    for b in repo.list_branches():
-        if b.protected and not _matches(b.name, patterns):
-            patterns.append(b.name)
-    return sorted(set(patterns))
-
-
-def set_protection(repo: Repository, patterns: list[str]) -> None:
-    """Store ``patterns`` and protect exactly the branches they match."""
-    settings.write(repo, PROTECTION, {"patterns": sorted(set(patterns))})
-    for b in repo.list_branches():
-        wanted = _matches(b.name, patterns)
-        if b.protected != wanted:
-            repo.protect_branch(b.name, wanted)
-
-
-def protect_new_branch(repo: Repository, name: str) -> None:
-    """Protect a branch just created when a stored pattern matches it."""
-    patterns = (settings.read(repo, PROTECTION) or {}).get("patterns", [])
-    if _matches(name, patterns):
-        repo.protect_branch(name, True)
-
-
-def _matches(name: str, patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
-def _etag(patterns: list[str]) -> str:
-    return '"' + hashlib.sha256(json.dumps(patterns).encode()).hexdigest()[:32] + '"'
+def protection_rules(repo: Repository) -> list[ProtectionRule]:
+    """The repository's rules, with the patterns the first version of this API kept in the
+    namespace (:mod:`.settings`) moved into the refs database first, once."""
+    legacy = settings.read(repo, PROTECTION)
+    if legacy is not None:
+        current = repo.protection_rules()
+        have = {r.pattern for r in current}
+        added = [rule(p) for p in legacy.get("patterns", []) if isinstance(p, str) and p]
+        repo.set_protection_rules([*current, *(r for r in added if r.pattern not in have)])
+        settings.delete(repo, PROTECTION)
+    return repo.protection_rules()
 
 
 def get_branch_protection(call: Call) -> Reply:
-    patterns = protection_rules(call.repository())
-    rules = [{"pattern": p} for p in patterns]
-    return json_reply(rules, headers=[("ETag", _etag(patterns))])
+    rules = protection_rules(call.repository())
+    found = [{"pattern": r.pattern} for r in rules]
+    return json_reply(found, headers=[("ETag", repo_etag(rules))])
 
 
 def set_branch_protection(call: Call) -> Reply:
+    """Replace the rules. A pattern that already has a rule keeps what it blocks (a rule
+    made with ``graveler branch-protect`` may block other actions than lakeFS's two); a new
+    one blocks staging writes and commits, as lakeFS's rules do."""
     repo = call.repository()
-    patterns = [_pattern(rule) for rule in call.json_list()]
-    expected = call.header("if-match")
-    if expected is not None and expected != _etag(protection_rules(repo)):
-        raise ApiError(412, "branch protection rules changed since they were read (If-Match)")
-    set_protection(repo, patterns)
+    patterns = [_pattern(r) for r in call.json_list()]
+    current = {r.pattern: r for r in protection_rules(repo)}
+    rules = [current.get(p) or rule(p) for p in dict.fromkeys(patterns)]
+    repo.set_protection_rules(rules, if_match=call.header("if-match"))
     return no_content()
 
 
 def add_protection_rule(call: Call) -> Reply:
     repo = call.repository()
-    pattern = _pattern(call.json())
-    current = protection_rules(repo)
-    if pattern in current:
-        raise ApiError(409, f"a branch protection rule for {pattern!r} already exists")
-    set_protection(repo, [*current, pattern])
+    protection_rules(repo)
+    repo.add_protection_rule(_pattern(call.json()))
     return no_content()
 
 
 def delete_protection_rule(call: Call) -> Reply:
     repo = call.repository()
-    pattern = _pattern(call.json())
-    current = protection_rules(repo)
-    if pattern not in current:
-        raise ApiError(404, f"no branch protection rule for {pattern!r}")
-    set_protection(repo, [p for p in current if p != pattern])
+    protection_rules(repo)
+    repo.delete_protection_rule(_pattern(call.json()))
     return no_content()
 
 
-def _pattern(rule: object) -> str:
-    pattern = rule.get("pattern") if isinstance(rule, dict) else None
+def _pattern(doc: object) -> str:
+    pattern = doc.get("pattern") if isinstance(doc, dict) else None
     if not isinstance(pattern, str) or not pattern:
         raise bad_request("a branch protection rule is {'pattern': 'NON-EMPTY PATTERN'}")
-    return pattern
-
-
-def gc_rules(call: Call) -> Reply:
-    call.repository()
-    raise not_implemented(
-        "per-repository GC rules: graveler's garbage collection takes its retention rules "
-        "when it runs (graveler gc --rules FILE)"
-    )
+    return rule(pattern).pattern
 
 
 def refs_dump(call: Call) -> Reply:
@@ -257,10 +222,6 @@ ROUTES: list[Route] = [
         Access.WRITE,
         Body.JSON,
     ),
-    route("GET", "/repositories/{repository}/settings/gc_rules", gc_rules),
-    route("PUT", "/repositories/{repository}/settings/gc_rules", gc_rules, Access.WRITE, Body.JSON),
-    route("DELETE", "/repositories/{repository}/settings/gc_rules", gc_rules, Access.WRITE),
-    route("GET", "/repositories/{repository}/gc/rules", gc_rules),
     route("POST", "/repositories/{repository}/dump", refs_dump, Access.WRITE),
     route("GET", "/repositories/{repository}/dump", refs_dump),
     route("POST", "/repositories/{repository}/restore", refs_dump, Access.WRITE, Body.JSON),

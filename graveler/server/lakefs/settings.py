@@ -1,10 +1,12 @@
 """Small JSON documents a repository keeps for this API, in its own storage namespace (under
-``_graveler/lakefs/``, which garbage collection and fsck leave alone): its branch protection
-patterns, its metadata, the status of its imports. Stored with the repository, so every
-worker and replica sees the same, and a deleted repository takes nothing along.
+``_graveler/lakefs/``, which garbage collection and fsck leave alone): its metadata. Stored
+with the repository, so every worker and replica sees the same, and a deleted repository
+takes nothing along. (The first version of this API kept branch protection patterns and
+import statuses here too; both live in the refs database now, and patterns found here move
+there when first read.)
 
 Writes replace the whole document (last writer wins); the documents are small and change
-rarely, and branch protection guards a replace with its ETag (``If-Match``).
+rarely.
 """
 
 from __future__ import annotations
@@ -36,3 +38,8 @@ def read(repo: Repository, name: str) -> dict[str, Any] | None:
 def write(repo: Repository, name: str, doc: dict[str, Any]) -> None:
     """Replace the document ``name`` of ``repo``."""
     repo.store.put(PREFIX + name + ".json", json.dumps(doc, sort_keys=True).encode())
+
+
+def delete(repo: Repository, name: str) -> None:
+    """Remove the document ``name`` of ``repo`` (no error when there is none)."""
+    repo.store.delete(PREFIX + name + ".json")

@@ -22,10 +22,11 @@ Concurrency contracts:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 from graveler.core.model import Branch, Commit, Repository, StagedEntry, Tag
+from graveler.core.protection import ProtectionRule
 
 
 class BranchView(Protocol):
@@ -100,6 +101,35 @@ class RefStore(Protocol):
         """Delete and return the branch row (its tokens are for the caller to drop)."""
         ...
 
+    # branch protection rules -------------------------------------------------------------------
+    def get_protection_rules(self, repo: str) -> list[ProtectionRule]:
+        """The repository's branch protection rules, sorted by pattern. Raises
+        RepositoryNotFound."""
+        ...
+
+    def set_protection_rules(
+        self,
+        repo: str,
+        rules: Sequence[ProtectionRule],
+        *,
+        expected: Sequence[ProtectionRule] | None = None,
+    ) -> None:
+        """Replace the repository's rules with ``rules`` (distinct patterns) in one
+        transaction. With ``expected``, only when the stored rules are those (in any order):
+        else PreconditionFailed, and nothing changes. Raises RepositoryNotFound."""
+        ...
+
+    # garbage-collection rules ------------------------------------------------------------------
+    def get_gc_rules(self, repo: str) -> dict[str, Any] | None:
+        """The retention rules the repository keeps (a JSON object), None when it keeps none.
+        Raises RepositoryNotFound."""
+        ...
+
+    def set_gc_rules(self, repo: str, rules: Mapping[str, Any] | None) -> None:
+        """Keep ``rules`` (a JSON object) as the repository's retention rules, replacing any;
+        None removes them. Raises RepositoryNotFound."""
+        ...
+
     # tags --------------------------------------------------------------------------------------
     def create_tag(self, repo: str, tag: Tag) -> None:
         """Raises AlreadyExists."""
@@ -147,8 +177,9 @@ class StagingStore(Protocol):
         current staging token in one transaction; return that token. ``entries`` is consumed
         inside the transaction, which commits once it is exhausted and ``before_commit`` (if
         given) has returned: whatever iterating or ``before_commit`` raises rolls the whole
-        call back. Raises BranchNotFound, or ProtectedBranch when the branch is protected
-        (checked in the same transaction).
+        call back. Raises BranchNotFound, or ProtectedBranch when the branch is protected or
+        ProtectionRuleBlocked when a protection rule of the repository blocks writes to it
+        (both checked in the same transaction).
 
         ``check`` (conditional writes) runs inside the transaction once the branch is locked
         and before anything is written; what it raises rolls the call back. Checks of

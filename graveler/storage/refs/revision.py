@@ -3,4 +3,4 @@ such as :mod:`graveler.storage.refs.lite` can check it without loading SQLAlchem
 
 #: The newest migration shipped with this build (checked against the scripts by a test). When a
 #: database already records it, opening the store skips importing Alembic altogether (~0.3 s).
-HEAD_REVISION = "0004"
+HEAD_REVISION = "0005"

@@ -13,8 +13,16 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from graveler.core.errors import CorruptFile
 from graveler.core.hookevents import HookEvent, HookResult, HookRun, HookStatus
 from graveler.core.model import Branch, Commit, RangeSettings, Repository, StagedEntry, Tag
+from graveler.core.protection import (
+    BlockedAction,
+    ProtectionRule,
+    decode_actions,
+    encode_actions,
+)
+from graveler.core.protection import check as check_rules
 
 #: Commits per page of ``iter_commits`` (each page its own short read).
 ITER_BATCH = 1_000
@@ -25,6 +33,17 @@ Row = Any
 def dump_json(value: Any) -> str:
     """Canonical JSON text of ``value``."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def load_json_object(text: str) -> dict[str, Any]:
+    """A JSON object column read back; CorruptFile when it is not one."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        raise CorruptFile(f"a stored JSON document is not an object: {text[:60]!r}")
+    return doc
 
 
 def repository_row(repo: Repository) -> dict[str, Any]:
@@ -61,6 +80,7 @@ def branch_values(branch: Branch) -> dict[str, Any]:
         "staging_token": branch.staging_token,
         "sealed_tokens": dump_json(list(branch.sealed_tokens)),
         "protected": branch.protected,
+        "hidden": branch.hidden,
     }
 
 
@@ -71,6 +91,7 @@ def to_branch(row: Row) -> Branch:
         staging_token=row.staging_token,
         sealed_tokens=tuple(json.loads(row.sealed_tokens)),
         protected=bool(row.protected),
+        hidden=bool(row.hidden),
     )
 
 
@@ -170,3 +191,20 @@ def to_hook_run(row: Row) -> HookRun:
             for d in json.loads(row.hooks)
         ),
     )
+
+
+def protection_row(repo: str, rule: ProtectionRule) -> dict[str, Any]:
+    """The ``graveler_branch_protection`` row of ``rule``."""
+    return {"repo": repo, "pattern": rule.pattern, "blocked": encode_actions(rule.blocked)}
+
+
+def to_protection_rule(pattern: str, blocked: str) -> ProtectionRule:
+    return ProtectionRule(pattern, decode_actions(blocked))
+
+
+def check_staging_write(found: Any, branch: str) -> None:
+    """Raise ProtectionRuleBlocked when one of the (pattern, blocked) rows ``found`` blocks
+    writes to the staging area of ``branch`` (the check every ``stage`` makes inside its
+    transaction)."""
+    rules = [to_protection_rule(str(p), str(b)) for p, b in found]
+    check_rules(rules, branch, BlockedAction.STAGING_WRITE)

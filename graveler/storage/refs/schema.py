@@ -37,6 +37,7 @@ from sqlalchemy import (
     Table,
     Text,
     TypeDecorator,
+    false,
 )
 
 #: Prefix of every table (and of the Alembic version table).
@@ -105,6 +106,8 @@ branches = Table(
     Column("protected", Boolean, nullable=False),
     # Bumped by every update; handy for debugging and for cheap change detection.
     Column("version", BigInteger, nullable=False),
+    # Left out of branch listings unless asked for (revision 0005).
+    Column("hidden", Boolean, nullable=False, server_default=false()),
     PrimaryKeyConstraint("repo", "name", name="pk_graveler_branches"),
     ForeignKeyConstraint(
         ["repo"],
@@ -239,4 +242,65 @@ multipart_parts = Table(
     Column("md5", name_type(64), nullable=False),
     Column("created", UtcDateTime(), nullable=False),
     PrimaryKeyConstraint("upload_id", "part_number", name="pk_graveler_multipart_parts"),
+)
+
+# Branch protection rules (graveler.core.protection), one row per pattern of a repository;
+# ``blocked`` is the comma-separated names of the actions the rule blocks.
+branch_protection = Table(
+    "graveler_branch_protection",
+    metadata,
+    Column("repo", name_type(), nullable=False),
+    Column("pattern", name_type(), nullable=False),
+    Column("blocked", Text, nullable=False),
+    PrimaryKeyConstraint("repo", "pattern", name="pk_graveler_branch_protection"),
+    ForeignKeyConstraint(
+        ["repo"],
+        ["graveler_repositories.name"],
+        name="fk_graveler_branch_protection_repo",
+        ondelete="CASCADE",
+    ),
+)
+
+# Garbage-collection retention rules a repository keeps (lakeFS's gc_rules), as their JSON
+# document: ``graveler gc`` and the lakeFS API read them when no rules are given.
+gc_rules = Table(
+    "graveler_gc_rules",
+    metadata,
+    Column("repo", name_type(), nullable=False),
+    Column("rules", Text, nullable=False),
+    PrimaryKeyConstraint("repo", name="pk_graveler_gc_rules"),
+    ForeignKeyConstraint(
+        ["repo"],
+        ["graveler_repositories.name"],
+        name="fk_graveler_gc_rules_repo",
+        ondelete="CASCADE",
+    ),
+)
+
+# Imports run in the background (graveler.versioning.import_jobs): where each stands, readable
+# by every worker. ``heartbeat`` is the runner's last sign of life: a running import whose
+# heartbeat is older than the lease is marked failed when its status is read.
+imports = Table(
+    "graveler_imports",
+    metadata,
+    Column("id", name_type(64), nullable=False),
+    Column("repo", name_type(), nullable=False),
+    Column("branch", name_type(), nullable=False),
+    Column("sources", Text, nullable=False),  # JSON array of [kind, uri, destination]
+    Column("state", name_type(16), nullable=False),
+    Column("ingested", BigInteger, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("metarange_id", name_type(), nullable=True),
+    Column("commit_id", name_type(), nullable=True),
+    Column("created", UtcDateTime(), nullable=False),
+    Column("updated", UtcDateTime(), nullable=False),
+    Column("heartbeat", UtcDateTime(), nullable=False),
+    PrimaryKeyConstraint("id", name="pk_graveler_imports"),
+    ForeignKeyConstraint(
+        ["repo"],
+        ["graveler_repositories.name"],
+        name="fk_graveler_imports_repo",
+        ondelete="CASCADE",
+    ),
+    Index("ix_graveler_imports_repo", "repo", "created"),
 )

@@ -7,7 +7,8 @@ excludes every other writer (SQLAlchemy renders no ``FOR ...`` clause there).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -17,14 +18,24 @@ from graveler.core.errors import (
     BranchNotFound,
     CommitNotFound,
     InvalidArgument,
+    PreconditionFailed,
     RepositoryNotFound,
     TagNotFound,
 )
 from graveler.core.keyspace import text_successor
 from graveler.core.model import Branch, Commit, Repository, Tag
+from graveler.core.protection import ProtectionRule, ruleset
 from graveler.storage.refs import rows, sqlite_branch
 from graveler.storage.refs.db import Database
-from graveler.storage.refs.schema import branches, commits, hook_runs, repositories, tags
+from graveler.storage.refs.schema import (
+    branch_protection,
+    branches,
+    commits,
+    gc_rules,
+    hook_runs,
+    repositories,
+    tags,
+)
 from graveler.storage.refs.sql_staging import delete_tokens
 
 
@@ -80,7 +91,7 @@ class SqlRefStore:
                 tokens.append(branch.staging_token)
                 tokens.extend(branch.sealed_tokens)
             delete_tokens(conn, tokens)
-            for table in (hook_runs, tags, commits, branches):
+            for table in (hook_runs, branch_protection, gc_rules, tags, commits, branches):
                 conn.execute(delete(table).where(table.c.repo == name))
             conn.execute(delete(repositories).where(repositories.c.name == name))
 
@@ -191,6 +202,55 @@ class SqlRefStore:
                 raise BranchNotFound(f"branch {name!r} not found in repository {repo!r}")
             conn.execute(delete(branches).where(*_branch_key(repo, name)))
         return rows.to_branch(row)
+
+    # branch protection rules -------------------------------------------------------------------
+
+    def get_protection_rules(self, repo: str) -> list[ProtectionRule]:
+        """The repository's rules, sorted by pattern. Raises RepositoryNotFound."""
+        with self._db.read(f"read the branch protection rules of {repo!r}") as conn:
+            _lock_repository(conn, repo, exclusive=None)
+            return _rules(conn, repo)
+
+    def set_protection_rules(
+        self,
+        repo: str,
+        rules: Sequence[ProtectionRule],
+        *,
+        expected: Sequence[ProtectionRule] | None = None,
+    ) -> None:
+        """Replace the rules in one transaction, the repository row held ``FOR UPDATE`` on
+        PostgreSQL so that replacements take turns. Raises PreconditionFailed (``expected``
+        is not what is stored), RepositoryNotFound, InvalidArgument (a pattern twice)."""
+        chosen = ruleset(rules)
+        with self._db.write(f"set the branch protection rules of {repo!r}") as conn:
+            _lock_repository(conn, repo, exclusive=True)
+            if expected is not None and _rules(conn, repo) != ruleset(expected):
+                raise PreconditionFailed(
+                    f"the branch protection rules of {repo!r} changed since they were read"
+                )
+            conn.execute(delete(branch_protection).where(branch_protection.c.repo == repo))
+            if chosen:
+                values = [rows.protection_row(repo, r) for r in chosen]
+                conn.execute(insert(branch_protection), values)
+
+    # garbage-collection rules ------------------------------------------------------------------
+
+    def get_gc_rules(self, repo: str) -> dict[str, Any] | None:
+        """The repository's retention rules, None when it keeps none. Raises
+        RepositoryNotFound."""
+        with self._db.read(f"read the GC rules of {repo!r}") as conn:
+            _lock_repository(conn, repo, exclusive=None)
+            found = conn.execute(select(gc_rules.c.rules).where(gc_rules.c.repo == repo)).first()
+        return None if found is None else rows.load_json_object(found[0])
+
+    def set_gc_rules(self, repo: str, rules: Mapping[str, Any] | None) -> None:
+        """Replace (None: remove) the repository's retention rules. Raises
+        RepositoryNotFound."""
+        with self._db.write(f"set the GC rules of {repo!r}") as conn:
+            _lock_repository(conn, repo, exclusive=True)
+            conn.execute(delete(gc_rules).where(gc_rules.c.repo == repo))
+            if rules is not None:
+                conn.execute(insert(gc_rules).values(repo=repo, rules=rows.dump_json(dict(rules))))
 
     # tags --------------------------------------------------------------------------------------
 
@@ -306,3 +366,12 @@ def _lock_repository(conn: Connection, name: str, *, exclusive: bool | None) -> 
         query = query.with_for_update(read=not exclusive, key_share=not exclusive)
     if conn.execute(query).first() is None:
         raise RepositoryNotFound(f"repository {name!r} not found")
+
+
+def _rules(conn: Connection, repo: str) -> list[ProtectionRule]:
+    query = (
+        select(branch_protection.c.pattern, branch_protection.c.blocked)
+        .where(branch_protection.c.repo == repo)
+        .order_by(branch_protection.c.pattern)
+    )
+    return [rows.to_protection_rule(p, b) for p, b in conn.execute(query)]

@@ -21,7 +21,7 @@ from graveler.storage.refs import rows, sqlite_branch, sqlite_stage
 from graveler.storage.refs.branch_views import StagedView
 from graveler.storage.refs.db import Database
 from graveler.storage.refs.pg_copy import COPY_MIN_ROWS, copy_upsert
-from graveler.storage.refs.schema import branches, staged_entries
+from graveler.storage.refs.schema import branch_protection, branches, staged_entries
 from graveler.storage.refs.sql_views import view_cache
 from graveler.storage.refs.stage_input import (
     DEFAULT_CHUNK_SIZE,
@@ -193,6 +193,12 @@ def _lock_staging_token(
         raise WriteToProtectedBranch(
             f"branch {branch!r} is protected: write to another branch and merge into it"
         )
+    rules = (
+        select(branch_protection.c.pattern, branch_protection.c.blocked)
+        .where(branch_protection.c.repo == repo)
+        .order_by(branch_protection.c.pattern)
+    )
+    rows.check_staging_write(conn.execute(rules).all(), branch)
     return str(row.staging_token)
 
 

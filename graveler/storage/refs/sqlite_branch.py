@@ -27,17 +27,17 @@ from graveler.storage.refs.sqlite_conn import DirectSqlite as Database
 from graveler.storage.refs.sqlite_conn import format_time
 
 _BRANCH = (
-    "SELECT commit_id, staging_token, sealed_tokens, protected, version FROM graveler_branches "
-    "WHERE repo = ? AND name = ?"
+    "SELECT commit_id, staging_token, sealed_tokens, protected, hidden, version "
+    "FROM graveler_branches WHERE repo = ? AND name = ?"
 )
 _BRANCH_AND_DIRT = (
-    "SELECT commit_id, staging_token, sealed_tokens, protected, version, EXISTS ("
+    "SELECT commit_id, staging_token, sealed_tokens, protected, hidden, version, EXISTS ("
     "SELECT 1 FROM graveler_staged_entries WHERE token = staging_token) "
     "FROM graveler_branches WHERE repo = ? AND name = ?"
 )
 _SWAP = (
     "UPDATE graveler_branches SET commit_id = ?, staging_token = ?, sealed_tokens = ?, "
-    "protected = ?, version = ? WHERE repo = ? AND name = ? AND version = ?"
+    "protected = ?, hidden = ?, version = ? WHERE repo = ? AND name = ? AND version = ?"
 )
 _REPOSITORY = "SELECT 1 FROM graveler_repositories WHERE name = ?"
 COMMIT_COLUMNS = (
@@ -83,7 +83,7 @@ def branch_and_dirt(conn: sqlite3.Connection, repo: str, name: str) -> tuple[Bra
     row = conn.execute(_BRANCH_AND_DIRT, (repo, name)).fetchone()
     if row is None:
         raise BranchNotFound(f"branch {name!r} not found in repository {repo!r}")
-    return _branch(name, row), bool(row[5])
+    return _branch(name, row), bool(row[6])
 
 
 def swap_branch(db: Database, repo: str, expected: Branch, new: Branch, *, durable: bool) -> None:
@@ -128,10 +128,11 @@ def _swap(conn: sqlite3.Connection, repo: str, expected: Branch, new: Branch) ->
             values["staging_token"],
             values["sealed_tokens"],
             values["protected"],
-            row[4] + 1,
+            values["hidden"],
+            row[5] + 1,
             repo,
             expected.name,
-            row[4],
+            row[5],
         ),
     ).rowcount
     if changed != 1:
@@ -139,13 +140,14 @@ def _swap(conn: sqlite3.Connection, repo: str, expected: Branch, new: Branch) ->
 
 
 def _branch(name: str, row: tuple[object, ...]) -> Branch:
-    commit_id, token, sealed, protected = row[0], row[1], row[2], row[3]
+    commit_id, token, sealed, protected, hidden = row[0], row[1], row[2], row[3], row[4]
     return Branch(
         name=name,
         commit_id=str(commit_id),
         staging_token=str(token),
         sealed_tokens=tuple(json.loads(str(sealed))),
         protected=bool(protected),
+        hidden=bool(hidden),
     )
 
 

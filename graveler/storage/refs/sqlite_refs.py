@@ -12,18 +12,21 @@ the expected one) hold until they commit. Branch reads, swaps and moves are the 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from graveler.core.errors import (
     BranchNotFound,
     CommitNotFound,
     InvalidArgument,
+    PreconditionFailed,
     RepositoryNotFound,
     TagNotFound,
 )
 from graveler.core.keyspace import successor, text_successor
 from graveler.core.model import Branch, Commit, Repository, Tag
-from graveler.storage.refs import rows, sqlite_branch
+from graveler.core.protection import ProtectionRule, ruleset
+from graveler.storage.refs import rows, sqlite_branch, sqlite_stage
 from graveler.storage.refs.sqlite_conn import format_time
 from graveler.storage.refs.sqlite_db import SqliteDatabase, marks, records
 
@@ -36,9 +39,19 @@ _REPO_COLUMNS = (
     "range_max_size",
     "range_raggedness",
 )
-_BRANCH_COLUMNS = ("repo", "name", "commit_id", "staging_token", "sealed_tokens", "protected")
+_BRANCH_COLUMNS = (
+    "repo",
+    "name",
+    "commit_id",
+    "staging_token",
+    "sealed_tokens",
+    "protected",
+    "hidden",
+)
 _REPOSITORIES = f"SELECT {', '.join(_REPO_COLUMNS)} FROM graveler_repositories"
-_BRANCHES = "SELECT name, commit_id, staging_token, sealed_tokens, protected FROM graveler_branches"
+_BRANCHES = (
+    "SELECT name, commit_id, staging_token, sealed_tokens, protected, hidden FROM graveler_branches"
+)
 _COMMITS = f"SELECT {', '.join(sqlite_branch.COMMIT_COLUMNS)} FROM graveler_commits"
 _INSERT_BRANCH = (
     f"INSERT INTO graveler_branches ({', '.join(_BRANCH_COLUMNS)}, version) "
@@ -49,6 +62,9 @@ _INSERT_COMMIT = (
     f"VALUES ({marks(sqlite_branch.COMMIT_COLUMNS)})"
 )
 _INSERT_TAG = "INSERT INTO graveler_tags (repo, name, commit_id) VALUES (?, ?, ?)"
+_GC_RULES = "SELECT rules FROM graveler_gc_rules WHERE repo = ?"
+#: The tables whose rows of a repository go with it (imports and uploads go by cascade).
+_REPO_TABLES = ("hook_runs", "branch_protection", "gc_rules", "tags", "commits", "branches")
 _IN_CHUNK = 500  # tokens per IN (...) list
 
 
@@ -92,7 +108,7 @@ class SqliteRefStore:
             for branch in _branches(conn, name):
                 tokens.extend(branch.tokens)
             delete_tokens(conn, tokens)
-            for table in ("hook_runs", "tags", "commits", "branches"):
+            for table in _REPO_TABLES:
                 conn.execute(f"DELETE FROM graveler_{table} WHERE repo = ?", (name,))
             conn.execute("DELETE FROM graveler_repositories WHERE name = ?", (name,))
 
@@ -159,6 +175,56 @@ class SqliteRefStore:
                 raise BranchNotFound(f"branch {name!r} not found in repository {repo!r}")
             conn.execute("DELETE FROM graveler_branches WHERE repo = ? AND name = ?", (repo, name))
         return found[0]
+
+    # branch protection rules -------------------------------------------------------------------
+
+    def get_protection_rules(self, repo: str) -> list[ProtectionRule]:
+        """The repository's rules, sorted by pattern. Raises RepositoryNotFound."""
+        with self._db.read(f"read the branch protection rules of {repo!r}") as conn:
+            _check_repository(conn, repo)
+            return _rules(conn, repo)
+
+    def set_protection_rules(
+        self,
+        repo: str,
+        rules: Sequence[ProtectionRule],
+        *,
+        expected: Sequence[ProtectionRule] | None = None,
+    ) -> None:
+        """Replace the rules in one write transaction. Raises PreconditionFailed (``expected``
+        is not what is stored), RepositoryNotFound, InvalidArgument (a pattern twice)."""
+        chosen = ruleset(rules)
+        with self._db.write(f"set the branch protection rules of {repo!r}") as conn:
+            _check_repository(conn, repo)
+            if expected is not None and _rules(conn, repo) != ruleset(expected):
+                raise PreconditionFailed(
+                    f"the branch protection rules of {repo!r} changed since they were read"
+                )
+            conn.execute("DELETE FROM graveler_branch_protection WHERE repo = ?", (repo,))
+            conn.executemany(
+                "INSERT INTO graveler_branch_protection (repo, pattern, blocked) VALUES (?, ?, ?)",
+                [tuple(rows.protection_row(repo, r).values()) for r in chosen],
+            )
+
+    # garbage-collection rules ------------------------------------------------------------------
+
+    def get_gc_rules(self, repo: str) -> dict[str, Any] | None:
+        """The repository's retention rules, None when it keeps none. Raises
+        RepositoryNotFound."""
+        with self._db.read(f"read the GC rules of {repo!r}") as conn:
+            _check_repository(conn, repo)
+            found = conn.execute(_GC_RULES, (repo,)).fetchone()
+        return None if found is None else rows.load_json_object(found[0])
+
+    def set_gc_rules(self, repo: str, rules: Mapping[str, Any] | None) -> None:
+        """Replace (None: remove) the repository's retention rules. Raises
+        RepositoryNotFound."""
+        with self._db.write(f"set the GC rules of {repo!r}") as conn:
+            _check_repository(conn, repo)
+            conn.execute("DELETE FROM graveler_gc_rules WHERE repo = ?", (repo,))
+            if rules is not None:
+                insert = "INSERT INTO graveler_gc_rules (repo, rules) VALUES (?, ?)"
+                conn.execute(insert, (repo, rows.dump_json(dict(rules))))
 
     # tags --------------------------------------------------------------------------------------
 
@@ -259,6 +325,11 @@ def _branches(conn: sqlite3.Connection, repo: str, name: str | None = None) -> l
     else:
         found = conn.execute(f"{_BRANCHES} WHERE repo = ? AND name = ?", (repo, name))
     return [rows.to_branch(r) for r in records(found)]
+
+
+def _rules(conn: sqlite3.Connection, repo: str) -> list[ProtectionRule]:
+    found = conn.execute(sqlite_stage.RULES, (repo,)).fetchall()
+    return [rows.to_protection_rule(p, b) for p, b in found]
 
 
 def _check_repository(conn: sqlite3.Connection, name: str) -> None:

@@ -1,9 +1,10 @@
 """Staging a few entries on SQLite through the driver itself: the path of a single ``put``.
 
 A ``stage`` call of a handful of entries is dominated by fixed costs: SQLAlchemy's statement
-set-up and a separate read of the branch row. Here each entry is one statement that reads the
-branch's current staging token, checks that the branch is not protected and upserts the
-entry, all inside ``BEGIN IMMEDIATE ... COMMIT`` on the calling thread's own connection
+set-up and a separate read of the branch row. Here the repository's branch protection rules are
+read (one statement), then each entry is one statement that reads the branch's current staging
+token, checks that the branch is not protected and upserts the entry, all inside
+``BEGIN IMMEDIATE ... COMMIT`` on the calling thread's own connection
 (``db.direct_transaction``: no pool round trip), with the same
 ``synchronous=NORMAL`` as every staging write (see :meth:`graveler.storage.refs.db.Database.write`).
 When the statement writes nothing, the branch is missing or protected: the transaction is
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from graveler.core.errors import BranchNotFound, WriteToProtectedBranch
 from graveler.core.model import StagedEntry
+from graveler.storage.refs.rows import check_staging_write
 from graveler.storage.refs.sqlite_conn import DirectSqlite as Database
 from graveler.storage.refs.stage_input import FEW_ENTRIES
 
@@ -34,6 +36,8 @@ _UPSERT = (
     "RETURNING token"
 )
 _BRANCH = "SELECT staging_token, protected FROM graveler_branches WHERE repo = ? AND name = ?"
+#: The repository's branch protection rules (checked inside every staging transaction).
+RULES = "SELECT pattern, blocked FROM graveler_branch_protection WHERE repo = ? ORDER BY pattern"
 
 
 def stage_few(
@@ -47,9 +51,10 @@ def stage_few(
     """Stage ``entries`` (already checked; one or more, at most :data:`MAX_ENTRIES`) in one
     transaction on the thread's direct connection, calling ``check`` first (the write lock
     is held from the start) and ``before_commit`` last inside it; return the token. Raises
-    BranchNotFound, ProtectedBranch or StorageError (or what ``check`` or ``before_commit``
-    raised, after rolling back)."""
+    BranchNotFound, ProtectedBranch (ProtectionRuleBlocked for a rule) or StorageError (or
+    what ``check`` or ``before_commit`` raised, after rolling back)."""
     with db.direct_transaction(f"stage on branch {branch!r} of {repo!r}") as conn:
+        check_staging_write(conn.execute(RULES, (repo,)).fetchall(), branch)
         if check is not None:
             check()
         token = None

@@ -97,6 +97,7 @@ class SqliteStagingStore:
                 raise WriteToProtectedBranch(
                     f"branch {branch!r} is protected: write to another branch and merge into it"
                 )
+            rows.check_staging_write(conn.execute(sqlite_stage.RULES, (repo,)).fetchall(), branch)
             if check is not None:
                 check()
             token = str(row[0])

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graveler.core import validate
-from graveler.core.errors import ProtectedBranch
 from graveler.core.hookevents import EventRecord, HookEvent
 from graveler.core.model import Commit
+from graveler.core.protection import BlockedAction
 from graveler.storage.committed.apply import Change
 from graveler.storage.entry import ObjectEntry
 from graveler.tables.iceberg import jsonio
@@ -30,6 +30,7 @@ from graveler.tables.iceberg.files import FileChanges, transition
 from graveler.tables.iceberg.names import TableName, location_address
 from graveler.tables.iceberg.state import uri_of
 from graveler.versioning.commit import advance_branch, default_committer, retry_moved
+from graveler.versioning.protection import check_branch
 from graveler.versioning.writes import make_linked_entry
 from graveler.views.context import RepoContext, hooked
 from graveler.views.history import make_commit
@@ -69,10 +70,7 @@ def commit_on_branch(
 
     def attempt() -> tuple[Commit, Edit]:
         b = repo.refs.get_branch(repo.name, branch)
-        if b.protected:
-            raise ProtectedBranch(
-                f"branch {branch!r} is protected: commit tables on another branch and merge"
-            )
+        check_branch(repo, b, BlockedAction.COMMIT)
         head = repo.get_commit(b.commit_id)
         edit = build(head)
         changes = [
