@@ -80,8 +80,8 @@ def _refuse_unserved(request: S3Request) -> None:
     unsupported = sorted(UNSUPPORTED & names)
     if unsupported:
         raise not_implemented(f"{request.method} ?{unsupported[0]}")
-    if "acl" in names and request.method != "GET":
-        raise not_implemented(f"{request.method} ?acl (access is given by access keys)")
+    if "acl" in names and request.method not in ("GET", "PUT"):
+        raise method_not_allowed(f"{request.method} is not allowed on an ACL")
 
 
 def _bucket_route(method: str, query: dict[str, str], namespace_root: str | None) -> Route:
@@ -94,6 +94,8 @@ def _bucket_route(method: str, query: dict[str, str], namespace_root: str | None
         )
     if method == "HEAD":
         return "HeadBucket", buckets.head_bucket
+    if method == "PUT" and "acl" in query:
+        return "PutBucketAcl", acl.put_bucket_acl
     if method == "PUT" and not query:
         return "CreateBucket", lambda call: buckets.create_bucket(call, namespace_root)
     if method == "POST" and "delete" in query:
@@ -131,6 +133,8 @@ def _object_route(request: S3Request) -> Route:
 
 def _put_route(request: S3Request) -> Route:
     copy = request.header("x-amz-copy-source") is not None
+    if "acl" in request.query:
+        return "PutObjectAcl", acl.put_object_acl
     if "uploadId" in request.query and "partNumber" in request.query:
         return ("UploadPartCopy" if copy else "UploadPart"), uploads.upload_part
     return ("CopyObject" if copy else "PutObject"), objects.put_object
