@@ -187,7 +187,7 @@ def _entries(src: _Source, prefix: str, store: ObjectStore) -> Iterator[ObjectEn
     for info in store.list(listing_prefix):
         key = info.key[len(listing_prefix) :]
         path = prefix + key
-        validate.object_key(path)
+        validate.written_key(path)
         yield ObjectEntry(
             path=path,
             physical_address=src.address(key),
