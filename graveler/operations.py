@@ -31,8 +31,8 @@ from graveler.hookevents import EventRecord, HookEvent
 from graveler.model import Branch, Commit
 from graveler.objects import checked_entry
 from graveler.staging import as_changes, merged_staging, new_staging_token
-from graveler.validate import written_key as validate_key
 from graveler.validate import prefix_key
+from graveler.validate import written_key as validate_key
 
 T = TypeVar("T")
 MAX_TRIES = 10

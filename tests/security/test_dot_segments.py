@@ -92,9 +92,11 @@ def test_fsspec_refuses_dot_segments(gv: Graveler, repo: Repository):
     for path in ("main/../x.txt", "main/a/./x.txt"):
         with pytest.raises((InvalidKey, ValueError), match="segment"):
             fs.pipe_file(f"graveler://{repo.name}/{path}", b"x")
-        with pytest.raises((InvalidKey, ValueError), match="segment"):
-            with fs.open(f"graveler://{repo.name}/{path}", "wb") as f:
-                f.write(b"x")
+        with (
+            pytest.raises((InvalidKey, ValueError), match="segment"),
+            fs.open(f"graveler://{repo.name}/{path}", "wb") as f,
+        ):
+            f.write(b"x")
     assert list(repo.diff_uncommitted("main")) == []
     fs.pipe_file(f"graveler://{repo.name}/main/a..b/x.txt", b"fine")  # the control
     assert repo.get("main", "a..b/x.txt") == b"fine"
