@@ -41,6 +41,7 @@ from graveler.hooks.runners import HookPolicy
 from graveler.model import EMPTY_METARANGE_ID, Branch, RangeSettings
 from graveler.model import Repository as RepositoryInfo
 from graveler.objectstore import ObjectStore, open_object_store
+from graveler.refs.sqlite_db import plain_sqlite_path
 from graveler.refs.store import MetadataStore, open_metadata_store
 from graveler.repository import Repository
 from graveler.staging import new_staging_token
@@ -186,7 +187,8 @@ class Graveler:
 class _ServerStore:
     """A store of :mod:`graveler.refs.sql_server` made on its first use: that module (and
     SQLAlchemy with it) is imported only by a client that serves or uploads in parts, so a
-    command that does neither starts without it."""
+    command that does neither starts without it. Access keys on a plain SQLite file use the
+    embedded store (:mod:`graveler.refs.sqlite_keys`) and never import it."""
 
     def __init__(self, kind: str, url: str) -> None:
         self._kind, self._url = kind, url
@@ -196,10 +198,18 @@ class _ServerStore:
     def __getattr__(self, name: str) -> Any:
         with self._lock:
             if self._store is None:
-                from graveler.refs import sql_server
-
-                self._store = getattr(sql_server, self._kind)(self._url)
+                self._store = self._open()
         return getattr(self._store, name)
+
+    def _open(self) -> Any:
+        path = plain_sqlite_path(self._url)
+        if path is not None and self._kind == "SqlAccessKeyStore":
+            from graveler.refs.sqlite_keys import SqliteAccessKeyStore  # no SQLAlchemy
+
+            return SqliteAccessKeyStore(path)
+        from graveler.refs import sql_server
+
+        return getattr(sql_server, self._kind)(self._url)
 
     def close(self) -> None:
         with self._lock:

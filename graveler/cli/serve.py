@@ -114,14 +114,15 @@ def credentials_list(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
             ["ACCESS KEY ID", "REPOSITORIES", "ACCESS", "CREATED", "DESCRIPTION"],
             [
                 [
-                    d["access_key_id"],
-                    ",".join(d["repositories"] or ["*"]),
+                    k.access_key_id,
+                    ",".join(k.repositories or ["*"]),
                     d["access"],
-                    d["created"],
+                    f"{k.created:%Y-%m-%d %H:%M}",
                     d["description"],
                 ]
-                for d in docs
+                for k, d in zip(keys, docs, strict=True)
             ],
+            whole=["ACCESS KEY ID"],  # copied to delete a key
         )
     return 0
 
