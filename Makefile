@@ -106,7 +106,7 @@ demo: venv
 
 # A quick tour of the Python API, no orchestrator.
 tour: venv
-	$(PY) -m graveler.demo
+	$(PY) -m graveler.cli.tour
 
 # The documentation site (MkDocs Material + mkdocstrings) into ./site; any warning fails it.
 docs: venv

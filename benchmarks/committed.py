@@ -24,13 +24,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from graveler.committed.apply import Change
-from graveler.committed.cache import TieredCache
-from graveler.committed.manager import CommittedManager
-from graveler.committed.record import ValueRecord
-from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS
-from graveler.model import RangeSettings
-from graveler.objectstore import open_object_store
+from graveler.core.model import RangeSettings
+from graveler.storage.committed.apply import Change
+from graveler.storage.committed.cache import TieredCache
+from graveler.storage.committed.manager import CommittedManager
+from graveler.storage.committed.record import ValueRecord
+from graveler.storage.committed.splitter import DEFAULT_RANGE_SETTINGS
+from graveler.storage.objectstore import open_object_store
 
 LOOKUPS = 200_000
 #: Commit-1 and diff-10 are medians over this many random keys / change sets: the range a
@@ -68,8 +68,8 @@ def records(n: int) -> Iterator[ValueRecord]:
 
 def sst_write_rate(workdir: Path, n: int = 200_000) -> float:
     """Raw SstWriter throughput (entries/s) for lake-like entries, outside the tree logic."""
-    from graveler.committed.record import encode_value
-    from graveler.sstable import SstWriter
+    from graveler.storage.committed.record import encode_value
+    from graveler.storage.sstable import SstWriter
 
     entries = [(r.key, encode_value(r.identity, r.value)) for r in records(n)]
     writer = SstWriter(str(workdir / "raw.sst"))

@@ -36,9 +36,9 @@ from typing import Any
 from benchmarks.lake import timed
 from benchmarks.report import table
 from graveler.client import Graveler
-from graveler.entry import ObjectEntry
-from graveler.objects import new_physical_address
 from graveler.repository import Repository
+from graveler.storage.entry import ObjectEntry
+from graveler.storage.objects import new_physical_address
 
 ROOT = "delta/events/"
 LOG = ROOT + "_delta_log/"

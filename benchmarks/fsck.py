@@ -41,8 +41,8 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 def measure(n: int, workdir: str) -> dict[str, Any]:
     from graveler.client import Graveler
-    from graveler.fsck import fsck
-    from graveler.refdump import dump_refs
+    from graveler.maintenance.fsck import fsck
+    from graveler.maintenance.refdump import dump_refs
 
     root = Path(workdir, "ns")
     with Graveler(home=workdir, database_url=f"sqlite:///{workdir}/refs.db") as gv:

@@ -39,7 +39,7 @@ from benchmarks.s3load import (
     rate,
     seconds,
 )
-from graveler.objectstore.local import LocalObjectStore
+from graveler.storage.objectstore.local import LocalObjectStore
 
 BIG = 64 << 20
 SMALL = 4 << 10

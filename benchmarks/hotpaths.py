@@ -29,11 +29,11 @@ from typing import Any, BinaryIO
 
 from benchmarks.lake import Context, Lake, lake_path
 from benchmarks.report import table
-from graveler.entry import ObjectEntry
-from graveler.objects import HashingReader, new_physical_address
-from graveler.refs.sql import SqlMetadataStore
 from graveler.repository import Repository
-from graveler.writes import guess_type
+from graveler.storage.entry import ObjectEntry
+from graveler.storage.objects import HashingReader, new_physical_address
+from graveler.storage.refs.sql import SqlMetadataStore
+from graveler.versioning.writes import guess_type
 
 ROUNDS = 7
 STAGED = 100  # staged changes on the "staged" branch
@@ -147,7 +147,7 @@ def measure_puts(repo: Repository, database_url: str, puts: int) -> dict[str, fl
             put(repo, "puts", f"p/{next(counter):08d}", b"x" * 100) for _ in range(puts)
         ]
 
-    from graveler.writes import put
+    from graveler.versioning.writes import put
 
     with SqlMetadataStore(database_url) as store:
         legacy = partial(legacy_put_with, store)

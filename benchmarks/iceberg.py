@@ -42,7 +42,7 @@ from benchmarks.lake import Context
 from benchmarks.report import table
 from benchmarks.s3load import graveler_endpoint
 from graveler import Graveler
-from graveler.iceberg import GravelerCatalog
+from graveler.tables.iceberg import GravelerCatalog
 
 ROUNDS = 30
 MERGE_ROUNDS = 11

@@ -29,7 +29,7 @@ from pyiceberg.manifest import (
     write_manifest_list,
 )
 
-from graveler.iceberg import GravelerCatalog
+from graveler.tables.iceberg import GravelerCatalog
 
 MERGE_EVERY = 100
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])

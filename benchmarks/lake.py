@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from graveler.client import Graveler
-from graveler.entry import ObjectEntry
 from graveler.repository import Repository
+from graveler.storage.entry import ObjectEntry
 
 FILES_PER_HOUR = 500
 EPOCH = datetime(2020, 1, 1, tzinfo=UTC)

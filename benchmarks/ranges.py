@@ -2,8 +2,8 @@
 
 Runs the ``committed`` measurements on one tree size for several (min_size, max_size,
 raggedness) settings, including lakeFS's shipped defaults (0, 20 MiB, 50,000). The defaults in
-``graveler.committed.splitter`` were chosen from this table: in Python, rewriting a range costs
-about 5 us per entry, so the average range should hold a few thousand entries, not 50,000.
+``graveler.storage.committed.splitter`` were chosen from this table: in Python, rewriting a range
+costs about 5 us per entry, so the average range should hold a few thousand entries, not 50,000.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.committed import measure
-from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS
-from graveler.model import RangeSettings
+from graveler.core.model import RangeSettings
+from graveler.storage.committed.splitter import DEFAULT_RANGE_SETTINGS
 
 KIB, MIB = 1024, 1024 * 1024
 CANDIDATES = [

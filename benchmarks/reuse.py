@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.lake import lake_entry, lake_path
-from graveler.committed.apply import Change
-from graveler.committed.cache import TieredCache
-from graveler.committed.files import TREE_PREFIX
-from graveler.committed.manager import CommittedManager
-from graveler.objectstore import open_object_store
+from graveler.storage.committed.apply import Change
+from graveler.storage.committed.cache import TieredCache
+from graveler.storage.committed.files import TREE_PREFIX
+from graveler.storage.committed.manager import CommittedManager
+from graveler.storage.objectstore import open_object_store
 
 DAYS, COMMITS_PER_DAY, DAILY_GROWTH = 30, 20, 0.10
 

@@ -25,7 +25,7 @@ LAKEFS_500K_SECONDS = 167.0
 
 
 def entries(n: int) -> Iterator[Any]:
-    from graveler.entry import ObjectEntry
+    from graveler.storage.entry import ObjectEntry
 
     now = datetime.now(UTC)
     for i in range(n):

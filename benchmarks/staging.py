@@ -11,7 +11,7 @@ from typing import Any
 from benchmarks.lake import Context, env_postgres_url, lake_entry, lake_path, timed
 from benchmarks.report import table
 from graveler.client import Graveler
-from graveler.refs.scratch import scratch_schema
+from graveler.storage.refs.scratch import scratch_schema
 
 PUTS = 2_000
 

@@ -4,7 +4,7 @@ For each size N (default 1,000,000; ``--sizes 100k`` for a quick run) the suite 
 lake files into ``main`` (:func:`benchmarks.lake.build_lake`, metadata only, as every engine
 suite does), commits 10 changes on a branch ``changes`` (4 objects rewritten, 3 added,
 3 deleted, spread over the lake), and times GET requests to the app of ``graveler ui``
-(:func:`graveler.ui.create_app`, read-only) through Starlette's test client: routing, the
+(:func:`graveler.server.ui.create_app`, read-only) through Starlette's test client: routing, the
 engine's reads and the templates, no network and no browser.
 
 * ``compare``: the compare page ``main...changes``; the target is < 200 ms at 1M
@@ -34,7 +34,7 @@ from typing import Any
 from benchmarks.lake import FILES_PER_HOUR, Lake, build_lake, lake_path
 from benchmarks.report import table
 from graveler.repository import Repository
-from graveler.ui.links import Links
+from graveler.server.ui.links import Links
 
 ROUNDS = 9
 WARMUP = 2
@@ -79,7 +79,7 @@ def _client(lake: Lake) -> Any:
     """A fresh read-only app over the lake, with its Graveler client (to close)."""
     from fastapi.testclient import TestClient
 
-    from graveler.ui import create_app
+    from graveler.server.ui import create_app
 
     gv = lake.client()
     return TestClient(create_app(gv)), gv

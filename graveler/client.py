@@ -1,19 +1,20 @@
 """The entry point: :class:`Graveler` opens the metadata database, the shared tree cache and
 object stores, and hands out :class:`Repository` handles.
 
-Configuration (arguments win over a :class:`~graveler.config.ClientSettings`, which wins over
-the environment; every key is described in :mod:`graveler.config`):
+Configuration (arguments win over a :class:`~graveler.core.config.ClientSettings`, which wins over
+the environment; every key is described in :mod:`graveler.core.config`):
 
 * ``home`` (default ``./.graveler``): the SQLite database, the cache and default local storage
   namespaces live here.
 * ``database_url``: any SQLAlchemy URL (``sqlite:///...``, ``postgresql+psycopg://...``);
   default ``sqlite:///<home>/graveler.db``. A plain SQLite file is opened by the embedded
-  store on the standard library (:mod:`graveler.refs.sqlite_store`), anything else through
-  SQLAlchemy (:mod:`graveler.refs.sql`); see :func:`graveler.refs.store.open_metadata_store`.
+  store on the standard library (:mod:`graveler.storage.refs.sqlite_store`), anything else through
+  SQLAlchemy (:mod:`graveler.storage.refs.sql`); see
+  :func:`graveler.storage.refs.store.open_metadata_store`.
 * ``cache_ram_bytes``, ``cache_disk_bytes``: tree cache budgets.
 * ``store_options``: S3 options (endpoint_url, region, credentials, ...) for ``s3://``
   namespaces; boto3's own credential chain applies where none are given.
-* ``hooks``: a :class:`~graveler.hooks.registry.HookRegistry` of Python hooks for every
+* ``hooks``: a :class:`~graveler.versioning.hooks.registry.HookRegistry` of Python hooks for every
   repository of this client (installed ``graveler.hooks`` entry points add theirs);
   ``hook_modules`` / ``hook_urls`` settings say what action files may run.
 """
@@ -27,28 +28,32 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from graveler import namespaces, validate
-from graveler.commits import make_commit
-from graveler.committed.cache import DEFAULT_DISK_BYTES, DEFAULT_RAM_BYTES, TieredCache
-from graveler.committed.manager import CommittedManager
-from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
-from graveler.config import ClientSettings
-from graveler.context import CommitCache, RepositoryParts
-from graveler.external import ExternalStores
-from graveler.hooks.dispatch import HookDispatcher
-from graveler.hooks.registry import HookRegistry
-from graveler.hooks.runners import HookPolicy
-from graveler.model import EMPTY_METARANGE_ID, Branch, RangeSettings
-from graveler.model import Repository as RepositoryInfo
-from graveler.objectstore import ObjectStore, open_object_store
-from graveler.refs.sqlite_db import plain_sqlite_path
-from graveler.refs.store import MetadataStore, open_metadata_store
+from graveler.core import validate
+from graveler.core.config import ClientSettings
+from graveler.core.model import EMPTY_METARANGE_ID, Branch, RangeSettings
+from graveler.core.model import Repository as RepositoryInfo
 from graveler.repository import Repository
-from graveler.staging import new_staging_token
-from graveler.views import ReadCache
+from graveler.storage import namespaces
+from graveler.storage.committed.cache import DEFAULT_DISK_BYTES, DEFAULT_RAM_BYTES, TieredCache
+from graveler.storage.committed.manager import CommittedManager
+from graveler.storage.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
+from graveler.storage.external import ExternalStores
+from graveler.storage.objectstore import ObjectStore, open_object_store
+from graveler.storage.refs.sqlite_db import plain_sqlite_path
+from graveler.storage.refs.store import MetadataStore, open_metadata_store
+from graveler.versioning.hooks.dispatch import HookDispatcher
+from graveler.versioning.hooks.registry import HookRegistry
+from graveler.versioning.hooks.runners import HookPolicy
+from graveler.views.cache import ReadCache
+from graveler.views.context import CommitCache, RepositoryParts
+from graveler.views.history import make_commit
+from graveler.views.layers import new_staging_token
 
 if TYPE_CHECKING:
-    from graveler.refs.sql_server import SqlAccessKeyStore, SqlUploadStore
+    from graveler.core.model import Commit
+    from graveler.storage.committed.merge import MergeStrategy, PrefixOverride
+    from graveler.storage.refs.sql_server import SqlAccessKeyStore, SqlUploadStore
+    from graveler.views.context import RepoContext
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
 #: Commits kept in memory per client (they are immutable; lakeFS keeps 50,000 too).
@@ -58,7 +63,7 @@ COMMIT_CACHE_SIZE = 50_000
 class Graveler:
     """A connection to one graveler deployment: a refs database, a tree cache and the object
     stores of its repositories. Arguments win over ``settings``, which win over the
-    environment (see :mod:`graveler.config`). Close it (or use ``with``) when done."""
+    environment (see :mod:`graveler.core.config`). Close it (or use ``with``) when done."""
 
     def __init__(
         self,
@@ -170,6 +175,7 @@ class Graveler:
             self.hooks,
             self.external,
             self.uploads,
+            _table_merges,
         )
         return Repository(info, parts)
 
@@ -185,10 +191,10 @@ class Graveler:
 
 
 class _ServerStore:
-    """A store of :mod:`graveler.refs.sql_server` made on its first use: that module (and
+    """A store of :mod:`graveler.storage.refs.sql_server` made on its first use: that module (and
     SQLAlchemy with it) is imported only by a client that serves or uploads in parts, so a
     command that does neither starts without it. Access keys on a plain SQLite file use the
-    embedded store (:mod:`graveler.refs.sqlite_keys`) and never import it."""
+    embedded store (:mod:`graveler.storage.refs.sqlite_keys`) and never import it."""
 
     def __init__(self, kind: str, url: str) -> None:
         self._kind, self._url = kind, url
@@ -204,10 +210,10 @@ class _ServerStore:
     def _open(self) -> Any:
         path = plain_sqlite_path(self._url)
         if path is not None and self._kind == "SqlAccessKeyStore":
-            from graveler.refs.sqlite_keys import SqliteAccessKeyStore  # no SQLAlchemy
+            from graveler.storage.refs.sqlite_keys import SqliteAccessKeyStore  # no SQLAlchemy
 
             return SqliteAccessKeyStore(path)
-        from graveler.refs import sql_server
+        from graveler.storage.refs import sql_server
 
         return getattr(sql_server, self._kind)(self._url)
 
@@ -260,3 +266,21 @@ def _policy(settings: ClientSettings) -> HookPolicy:
 def _budget(value: int | None, default: int) -> int:
     """A cache budget: the configured one, or ``default`` when unset or 0."""
     return value or default
+
+
+def _table_merges(
+    repo: RepoContext,
+    base: Commit | None,
+    source: Commit,
+    dest: Commit,
+    strategy: MergeStrategy,
+    *,
+    source_ref: str,
+    dest_ref: str,
+) -> PrefixOverride | None:
+    """The table layer's merge planner, imported on the first merge (most clients never merge)."""
+    from graveler.tables.merge import plan_table_merges
+
+    return plan_table_merges(
+        repo, base, source, dest, strategy, source_ref=source_ref, dest_ref=dest_ref
+    )

@@ -1,10 +1,10 @@
 """The Repository facade: refs, branches, tags, objects and versioning of one repository.
 
-A thin class over the parts the client hands it (:class:`graveler.context.RepositoryParts`):
-every method is a function of :mod:`graveler.branches`, :mod:`graveler.reads`,
-:mod:`graveler.writes` or :mod:`graveler.operations`, bound here so that users write
-``repo.commit("main", "msg")``. Those modules take the narrow
-:class:`graveler.context.RepoContext` protocol, which this class satisfies. A method's module
+A thin class over the parts the client hands it (:class:`graveler.views.context.RepositoryParts`):
+every method is a function of :mod:`graveler.versioning.branches`, :mod:`graveler.views.reads`,
+:mod:`graveler.versioning.writes` or :mod:`graveler.versioning.commit`, bound here so that users
+write ``repo.commit("main", "msg")``. Those modules take the narrow
+:class:`graveler.views.context.RepoContext` protocol, which this class satisfies. A method's module
 is imported the first time one of its methods is used (:data:`_METHODS`).
 """
 
@@ -15,44 +15,40 @@ import importlib
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from graveler.errors import InvalidArgument
-from graveler.resolve import resolve
+from graveler.core.errors import InvalidArgument
+from graveler.views.resolve import resolve
 
 if TYPE_CHECKING:
-    from graveler import (
-        branches,
-        cherrypick,
-        hardreset,
-        imports,
-        merges,
-        operations,
-        reads,
-        staged,
-        uploads,
-        writes,
-    )
-    from graveler.committed.manager import CommittedManager
-    from graveler.config import ClientSettings
-    from graveler.context import HookDispatch, RepositoryParts
-    from graveler.external import ExternalStores
-    from graveler.hookevents import HookRun
-    from graveler.log import log_commits
-    from graveler.model import Commit, ResolvedRef
-    from graveler.model import Repository as RepositoryInfo
-    from graveler.multipart import Multipart
-    from graveler.objectstore.port import ObjectStore
-    from graveler.refs.port import RefStore, StagingStore
+    from graveler.core.config import ClientSettings
+    from graveler.core.hookevents import HookRun
+    from graveler.core.model import Commit, ResolvedRef
+    from graveler.core.model import Repository as RepositoryInfo
+    from graveler.storage.committed.manager import CommittedManager
+    from graveler.storage.external import ExternalStores
+    from graveler.storage.objectstore.port import ObjectStore
+    from graveler.storage.refs.port import RefStore, StagingStore
     from graveler.tables import diff as table_diff
-    from graveler.transaction import Transaction
-    from graveler.views import ReadCache, ReadView
-    from graveler.writes import EntryAttributes
+    from graveler.versioning import branches, bulk_writes, cherrypick, imports, writes
+    from graveler.versioning import commit as committing
+    from graveler.versioning import merge as merging
+    from graveler.versioning import reset as resets
+    from graveler.versioning.multipart import Multipart
+    from graveler.versioning.transaction import Transaction
+    from graveler.versioning.writes import EntryAttributes
+    from graveler.views import diff as diffs
+    from graveler.views import reads, uncommitted
+    from graveler.views.cache import ReadCache, ReadView
+    from graveler.views.context import HookDispatch, RepositoryParts, TableMerges
+    from graveler.views.log import log_commits
 
 __all__ = ["EntryAttributes", "Repository"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "EntryAttributes":  # re-exported from graveler.writes, imported on first use
-        from graveler.writes import EntryAttributes
+    if (
+        name == "EntryAttributes"
+    ):  # re-exported from graveler.versioning.writes, imported on first use
+        from graveler.versioning.writes import EntryAttributes
 
         return EntryAttributes
     raise AttributeError(f"module 'graveler.repository' has no attribute {name!r}")
@@ -100,9 +96,16 @@ class Repository:
         return self.parts.external
 
     @property
+    def table_merges(self) -> TableMerges | None:
+        """How merges treat tables both sides changed (:mod:`graveler.tables.merge`)."""
+        return self.parts.table_merges
+
+    @property
     def multipart(self) -> Multipart:
-        """Multipart uploads to this repository (:mod:`graveler.multipart`)."""
-        from graveler.multipart import Multipart  # here: most handles never upload in parts
+        """Multipart uploads to this repository (:mod:`graveler.versioning.multipart`)."""
+        from graveler.versioning.multipart import (
+            Multipart,  # here: most handles never upload in parts
+        )
 
         if self.parts.uploads is None:
             raise InvalidArgument("this repository handle was opened without an upload store")
@@ -132,7 +135,7 @@ class Repository:
 
     def view(self, ref: str) -> ReadView:
         """What a read at ``ref`` sees: its commit, and for a branch name the staged entries
-        over it, as of now (see :mod:`graveler.views`)."""
+        over it, as of now (see :mod:`graveler.views.cache`)."""
         return self.parts.reads.view(self, ref)
 
     # Engine functions bound as methods. Each module is imported on the first use of one of
@@ -158,7 +161,7 @@ class Repository:
         # --- objects ---
 
         put = writes.put
-        upload_many = uploads.upload_many
+        upload_many = bulk_writes.upload_many
         link = writes.link
         make_linked_entry = writes.make_linked_entry
         stage_entries = writes.stage_entries
@@ -174,24 +177,24 @@ class Repository:
         physical_uri = reads.physical_uri
         iter_objects = reads.iter_objects
         list = reads.list_objects
-        stat_staged = staged.stat_staged
-        get_staged = staged.get_staged
-        iter_staged = staged.iter_staged
-        list_staged = staged.list_staged
+        stat_staged = uncommitted.stat_staged
+        get_staged = uncommitted.get_staged
+        iter_staged = uncommitted.iter_staged
+        list_staged = uncommitted.list_staged
 
         # --- versioning ---
 
-        commit = operations.commit
-        merge = merges.merge
+        commit = committing.commit
+        merge = merging.merge
         revert = cherrypick.revert
         cherry_pick = cherrypick.cherry_pick
-        reset = operations.reset
-        reset_hard = hardreset.reset_hard
-        diff = operations.diff_refs
-        diff_uncommitted = operations.diff_uncommitted
+        reset = resets.reset
+        reset_hard = resets.reset_hard
+        diff = diffs.diff_refs
+        diff_uncommitted = diffs.diff_uncommitted
         #: How each table (Delta Lake...) differs between two refs: graveler.tables.diff
         diff_tables = table_diff.diff_tables
-        import_entries = operations.import_entries
+        import_entries = committing.import_entries
         import_data = imports.import_data
 
     def hook_runs(
@@ -218,58 +221,58 @@ class Repository:
         self, base: str | None = None, **kwargs: Any
     ) -> AbstractContextManager[Transaction]:
         """``with repo.transaction("main") as tx:``: writes on an ephemeral branch, merged
-        into ``base`` when the block succeeds (see :mod:`graveler.transaction`)."""
-        from graveler.transaction import transaction
+        into ``base`` when the block succeeds (see :mod:`graveler.versioning.transaction`)."""
+        from graveler.versioning.transaction import transaction
 
         return transaction(self, base or self.info.default_branch, **kwargs)
 
 
 #: Repository method -> (module, function) of the engine function it binds.
 _METHODS: dict[str, tuple[str, str]] = {
-    "log": ("graveler.log", "log_commits"),
-    "create_branch": ("graveler.branches", "create_branch"),
-    "branch": ("graveler.branches", "get_branch"),
-    "branch_exists": ("graveler.branches", "branch_exists"),
-    "writable_branch": ("graveler.branches", "writable_branch"),
-    "list_branches": ("graveler.branches", "list_branches"),
-    "delete_branch": ("graveler.branches", "delete_branch"),
-    "protect_branch": ("graveler.branches", "protect_branch"),
-    "create_tag": ("graveler.branches", "create_tag"),
-    "tag": ("graveler.branches", "get_tag"),
-    "list_tags": ("graveler.branches", "list_tags"),
-    "delete_tag": ("graveler.branches", "delete_tag"),
-    "put": ("graveler.writes", "put"),
-    "upload_many": ("graveler.uploads", "upload_many"),
-    "link": ("graveler.writes", "link"),
-    "make_linked_entry": ("graveler.writes", "make_linked_entry"),
-    "stage_entries": ("graveler.writes", "stage_entries"),
-    "delete": ("graveler.writes", "delete"),
-    "delete_many": ("graveler.writes", "delete_many"),
-    "stat": ("graveler.reads", "stat"),
-    "stat_many": ("graveler.reads", "stat_many"),
-    "exists": ("graveler.reads", "exists"),
-    "open": ("graveler.reads", "open_object"),
-    "get": ("graveler.reads", "get"),
-    "read_entry": ("graveler.reads", "read_entry"),
-    "open_entry": ("graveler.reads", "open_entry"),
-    "physical_uri": ("graveler.reads", "physical_uri"),
-    "iter_objects": ("graveler.reads", "iter_objects"),
-    "list": ("graveler.reads", "list_objects"),
-    "stat_staged": ("graveler.staged", "stat_staged"),
-    "get_staged": ("graveler.staged", "get_staged"),
-    "iter_staged": ("graveler.staged", "iter_staged"),
-    "list_staged": ("graveler.staged", "list_staged"),
-    "commit": ("graveler.operations", "commit"),
-    "merge": ("graveler.merges", "merge"),
-    "revert": ("graveler.cherrypick", "revert"),
-    "cherry_pick": ("graveler.cherrypick", "cherry_pick"),
-    "reset": ("graveler.operations", "reset"),
-    "reset_hard": ("graveler.hardreset", "reset_hard"),
-    "diff": ("graveler.operations", "diff_refs"),
-    "diff_uncommitted": ("graveler.operations", "diff_uncommitted"),
+    "log": ("graveler.views.log", "log_commits"),
+    "create_branch": ("graveler.versioning.branches", "create_branch"),
+    "branch": ("graveler.versioning.branches", "get_branch"),
+    "branch_exists": ("graveler.versioning.branches", "branch_exists"),
+    "writable_branch": ("graveler.versioning.branches", "writable_branch"),
+    "list_branches": ("graveler.versioning.branches", "list_branches"),
+    "delete_branch": ("graveler.versioning.branches", "delete_branch"),
+    "protect_branch": ("graveler.versioning.branches", "protect_branch"),
+    "create_tag": ("graveler.versioning.branches", "create_tag"),
+    "tag": ("graveler.versioning.branches", "get_tag"),
+    "list_tags": ("graveler.versioning.branches", "list_tags"),
+    "delete_tag": ("graveler.versioning.branches", "delete_tag"),
+    "put": ("graveler.versioning.writes", "put"),
+    "upload_many": ("graveler.versioning.bulk_writes", "upload_many"),
+    "link": ("graveler.versioning.writes", "link"),
+    "make_linked_entry": ("graveler.versioning.writes", "make_linked_entry"),
+    "stage_entries": ("graveler.versioning.writes", "stage_entries"),
+    "delete": ("graveler.versioning.writes", "delete"),
+    "delete_many": ("graveler.versioning.writes", "delete_many"),
+    "stat": ("graveler.views.reads", "stat"),
+    "stat_many": ("graveler.views.reads", "stat_many"),
+    "exists": ("graveler.views.reads", "exists"),
+    "open": ("graveler.views.reads", "open_object"),
+    "get": ("graveler.views.reads", "get"),
+    "read_entry": ("graveler.views.reads", "read_entry"),
+    "open_entry": ("graveler.views.reads", "open_entry"),
+    "physical_uri": ("graveler.views.reads", "physical_uri"),
+    "iter_objects": ("graveler.views.reads", "iter_objects"),
+    "list": ("graveler.views.reads", "list_objects"),
+    "stat_staged": ("graveler.views.uncommitted", "stat_staged"),
+    "get_staged": ("graveler.views.uncommitted", "get_staged"),
+    "iter_staged": ("graveler.views.uncommitted", "iter_staged"),
+    "list_staged": ("graveler.views.uncommitted", "list_staged"),
+    "commit": ("graveler.versioning.commit", "commit"),
+    "merge": ("graveler.versioning.merge", "merge"),
+    "revert": ("graveler.versioning.cherrypick", "revert"),
+    "cherry_pick": ("graveler.versioning.cherrypick", "cherry_pick"),
+    "reset": ("graveler.versioning.reset", "reset"),
+    "reset_hard": ("graveler.versioning.reset", "reset_hard"),
+    "diff": ("graveler.views.diff", "diff_refs"),
+    "diff_uncommitted": ("graveler.views.diff", "diff_uncommitted"),
     "diff_tables": ("graveler.tables.diff", "diff_tables"),
-    "import_entries": ("graveler.operations", "import_entries"),
-    "import_data": ("graveler.imports", "import_data"),
+    "import_entries": ("graveler.versioning.commit", "import_entries"),
+    "import_data": ("graveler.versioning.imports", "import_data"),
 }
 
 

@@ -12,7 +12,7 @@
 set -uo pipefail
 PY=${1:?usage: run-tests.sh PYTHON [PYTEST-ARGS...]}
 shift
-SERVICES=(tests/airflow tests/dagster_provider tests/spark_cluster tests/tables/delta)
+SERVICES=(tests/airflow tests/dagster_provider tests/spark_cluster tests/tables/delta tests/lakefs_clients)
 IGNORE=()
 for dir in "${SERVICES[@]}"; do IGNORE+=("--ignore=$dir"); done
 BASE=$(mktemp -d "${TMPDIR:-/tmp}/graveler-tests.XXXXXX")

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from graveler.client import Graveler
-from graveler.refs.scratch import scratch_schema
 from graveler.repository import Repository
+from graveler.storage.refs.scratch import scratch_schema
 
 PG_URL = os.environ.get("GRAVELER_TEST_POSTGRES_URL")
 

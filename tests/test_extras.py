@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from graveler.extras import EXTRAS, is_installed, require_extra
+from graveler.core.extras import EXTRAS, is_installed, require_extra
 
 ROOT = Path(__file__).resolve().parent.parent
 

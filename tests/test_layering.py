@@ -1,12 +1,15 @@
 """Architecture rules, checked on the source (docs/architecture.md, "What the tests enforce"):
 
 * nothing under graveler/ imports an orchestrator, Spark, or a provider package;
-* only backends import SQLAlchemy/Alembic (graveler/refs), boto3/botocore
-  (graveler/objectstore/s3.py) or rocksdict (graveler/sstable/writer.py);
+* only backends import SQLAlchemy/Alembic (graveler/storage/refs), boto3/botocore
+  (graveler/storage/objectstore/s3.py) or rocksdict (graveler/storage/sstable/writer.py);
 * no module of graveler/ or of a provider package takes part in an import cycle (every import
   counts: module level, inside functions, and under ``TYPE_CHECKING``);
-* every engine module imports only modules of its own layer or of the layers below it
-  (LAYERS, top to bottom);
+* every engine module imports only modules of its own folder or of the folders below it
+  (FOLDERS, top to bottom); inside graveler/, nothing imports the public re-export modules at
+  the package root (code imports the module that defines a name);
+* no interface of the server (ui, s3, catalog, lakefs) imports another, and the server's
+  common part imports none of them but where it assembles them (app.py);
 * providers and examples use the public API only: the names of ``graveler.__all__`` and the
   modules listed in PUBLIC_MODULES.
 """
@@ -14,6 +17,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,38 +38,42 @@ FORBIDDEN = {
     "graveler_fsspec",
 }
 BACKEND_ONLY: dict[str, str | tuple[str, ...]] = {
-    "sqlalchemy": "refs/",
-    "alembic": "refs/",
-    "psycopg": "refs/",
-    "boto3": "objectstore/s3.py",
-    "botocore": "objectstore/s3.py",
-    "rocksdict": "sstable/writer.py",
-    # the web UI's stack (the ``ui`` extra) stays inside graveler/ui/; the server's
-    # (``server`` extra) inside graveler/server/ and graveler/gateway/; the Iceberg REST
-    # catalog (graveler/iceberg/, mounted by ``graveler serve``) routes with Starlette
-    "fastapi": "ui/",
-    "starlette": ("ui/", "iceberg/"),
-    "jinja2": "ui/",
-    "uvicorn": ("ui/", "server/"),
+    "sqlalchemy": "storage/refs/",
+    "alembic": "storage/refs/",
+    "psycopg": "storage/refs/",
+    "boto3": "storage/objectstore/s3.py",
+    "botocore": "storage/objectstore/s3.py",
+    "rocksdict": "storage/sstable/writer.py",
+    # the web UI's stack (the ``ui`` extra) stays inside graveler/server/ui/; the server's
+    # (``server`` extra) inside graveler/server/; the Iceberg REST catalog
+    # (graveler/server/catalog/) routes with Starlette
+    "fastapi": "server/ui/",
+    "starlette": ("server/ui/", "server/catalog/"),
+    "jinja2": "server/ui/",
+    "uvicorn": "server/",
     # Parquet: the web UI, and Delta checkpoints (graveler/tables/delta)
-    "pyarrow": ("ui/", "tables/delta/"),
-    "anyio": "gateway/",
+    "pyarrow": ("server/ui/", "tables/delta/"),
+    "anyio": "server/s3/",
     "cryptography": "server/",
-    "awscrt": "gateway/",
+    "awscrt": "server/s3/",
+}
+#: The public modules at the package root, each re-exporting the module that defines it.
+PUBLIC_FACES = {
+    "graveler.config": "graveler.core.config",
+    "graveler.database": "graveler.storage.database",
+    "graveler.errors": "graveler.core.errors",
+    "graveler.extras": "graveler.core.extras",
+    "graveler.gc": "graveler.maintenance.gc",
+    "graveler.objectstore": "graveler.storage.objectstore",
+    "graveler.runs": "graveler.versioning.runs",
+    "graveler.uri": "graveler.core.uri",
 }
 #: The engine modules that providers may import, besides the top-level ``graveler`` names.
 PUBLIC_MODULES = {
-    "graveler.config",
-    "graveler.database",
-    "graveler.errors",
-    "graveler.extras",
-    "graveler.gc",
-    "graveler.iceberg",
-    "graveler.objectstore",
-    "graveler.runs",
-    "graveler.ui",
-    "graveler.ui.links",
-    "graveler.uri",
+    *PUBLIC_FACES,
+    "graveler.tables.iceberg",
+    "graveler.server.ui",
+    "graveler.server.ui.links",
 }
 #: Known reaches past the facade, each to be removed by the change named beside it.
 PENDING: dict[tuple[str, str], str] = {}
@@ -185,81 +193,21 @@ def test_the_cycle_finder_finds_cycles():
 
 # --- layers ------------------------------------------------------------------------------------
 
-#: The engine's layers, top to bottom, and the modules of each (``pkg.`` covers a package).
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    (
-        "interfaces",
-        (
-            "graveler.cli.",
-            "graveler.__main__",
-            "graveler.demo",
-            "graveler.ui.",
-            "graveler.server.",
-            "graveler.gateway.",
-            "graveler.iceberg.",
-        ),
-    ),
-    ("client", ("graveler.client", "graveler.refdump", "graveler.fsck", "graveler.gc.")),
-    ("facade", ("graveler.repository", "graveler.database")),
-    (
-        "versioning",
-        (
-            "graveler.transaction",
-            "graveler.runs",
-            "graveler.imports",
-            "graveler.cherrypick",
-            "graveler.hardreset",
-            "graveler.branches",
-            "graveler.merges",
-            "graveler.operations",
-            "graveler.conflicts",
-            "graveler.hooks",
-            "graveler.log",
-            "graveler.staged",
-            "graveler.reads",
-            "graveler.views",
-            "graveler.writes",
-            "graveler.uploads",
-            "graveler.resolve",
-            "graveler.context",
-            "graveler.staging",
-            "graveler.listing",
-            "graveler.commits",
-            "graveler.refexpr",
-            "graveler.tables.",
-            "graveler.multipart",
-        ),
-    ),
-    (
-        "storage",
-        (
-            "graveler.refs.",
-            "graveler.committed.",
-            "graveler.sstable.",
-            "graveler.objectstore.",
-            "graveler.objects",
-            "graveler.etag_hash",
-            "graveler.external",
-            "graveler.entry",
-            "graveler.namespaces",
-        ),
-    ),
-    (
-        "foundation",
-        (
-            "graveler.model",
-            "graveler.hookevents",
-            "graveler.errors",
-            "graveler.validate",
-            "graveler.config",
-            "graveler.uri",
-            "graveler.keyspace",
-            "graveler.lru",
-            "graveler.background",
-            "graveler.extras",
-        ),
-    ),
+#: The engine's folders, top to bottom, and the modules of each (``pkg.`` covers a package). A
+#: module may import its own folder and the folders below it.
+FOLDERS: list[tuple[str, tuple[str, ...]]] = [
+    ("public faces", tuple(PUBLIC_FACES)),  # for users: nothing inside graveler/ imports them
+    ("cli", ("graveler.cli.", "graveler.__main__")),
+    ("server", ("graveler.server.",)),
+    ("maintenance", ("graveler.maintenance.",)),
+    ("facade", ("graveler.client", "graveler.repository")),
+    ("tables", ("graveler.tables.",)),
+    ("versioning", ("graveler.versioning.",)),
+    ("views", ("graveler.views.",)),
+    ("storage", ("graveler.storage.",)),
+    ("core", ("graveler.core.",)),
 ]
+LAYERS = FOLDERS
 
 
 def layer_of(module: str) -> int:
@@ -286,10 +234,92 @@ def test_imports_point_down(module: str):
 
 
 def test_the_layer_check_sees_upward_imports():
-    graph = {"graveler.model": {"graveler.repository", "graveler.errors"}}
-    assert upward(graph, "graveler.model") == ["graveler.repository"]
+    graph = {"graveler.core.model": {"graveler.repository", "graveler.core.errors"}}
+    assert upward(graph, "graveler.core.model") == ["graveler.repository"]
+    graph = {"graveler.versioning.merge": {"graveler.tables.merge", "graveler.views.history"}}
+    assert upward(graph, "graveler.versioning.merge") == ["graveler.tables.merge"]
     with pytest.raises(AssertionError, match="in no layer"):
         layer_of("graveler.somewhere_new")
+
+
+def test_every_folder_is_placed():
+    """Each folder of graveler/ (and each module at its root) belongs to a layer."""
+    for path in ROOT.iterdir():
+        if path.name.startswith((".", "_")) and path.name != "__main__.py":
+            continue
+        if path.is_dir() and (path / "__init__.py").exists():
+            layer_of(f"graveler.{path.name}.x")
+        elif path.suffix == ".py":
+            layer_of(f"graveler.{path.stem}")
+
+
+# --- the public faces and the server's interfaces ---------------------------------------------
+
+INTERFACES = ("ui", "s3", "catalog", "lakefs")
+#: The server's modules that assemble the interfaces into one application.
+ASSEMBLY = {"graveler.server.app"}
+
+
+def interface_of(module: str) -> str | None:
+    parts = module.split(".")
+    if len(parts) > 2 and parts[:2] == ["graveler", "server"] and parts[2] in INTERFACES:
+        return parts[2]
+    return None
+
+
+def crossings(graph: dict[str, set[str]], module: str) -> list[str]:
+    """What ``module`` imports that the server's rules forbid: another interface (from an
+    interface), any interface (from the common part, but where it assembles them)."""
+    if not module.startswith("graveler.server.") or module in ASSEMBLY:
+        return []
+    own = interface_of(module)
+    return sorted(d for d in graph[module] if interface_of(d) not in (None, own))
+
+
+def test_server_interfaces_stay_apart():
+    found = {m: crossings(ENGINE, m) for m in ENGINE if crossings(ENGINE, m)}
+    assert not found, f"these modules import another interface of the server: {found}"
+
+
+def test_the_interface_check_sees_crossings():
+    graph = {
+        "graveler.server.s3.app": {"graveler.server.catalog.rest", "graveler.server.auth"},
+        "graveler.server.auth": {"graveler.server.ui.signin"},
+        "graveler.server.app": {"graveler.server.ui.signin"},
+        "graveler.server.ui.app": {"graveler.server.ui.context"},
+    }
+    assert crossings(graph, "graveler.server.s3.app") == ["graveler.server.catalog.rest"]
+    assert crossings(graph, "graveler.server.auth") == ["graveler.server.ui.signin"]
+    assert crossings(graph, "graveler.server.app") == []
+    assert crossings(graph, "graveler.server.ui.app") == []
+
+
+def face_imports(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """The public faces each module of ``graph`` imports (none should)."""
+    found = {m: sorted(d for d in deps if d in PUBLIC_FACES) for m, deps in graph.items()}
+    return {m: faces for m, faces in found.items() if faces}
+
+
+def test_engine_code_imports_where_names_are_defined():
+    """The public faces are for users: inside graveler/, code imports the defining module."""
+    assert not face_imports(ENGINE), "import these from the modules that define them"
+
+
+def test_the_face_check_sees_face_imports():
+    graph = {"graveler.views.reads": {"graveler.errors", "graveler.core.model"}}
+    assert face_imports(graph) == {"graveler.views.reads": ["graveler.errors"]}
+
+
+def test_public_faces_reexport_their_module():
+    for face, module in sorted(PUBLIC_FACES.items()):
+        public, defining = importlib.import_module(face), importlib.import_module(module)
+        names = getattr(defining, "__all__", None) or [
+            n
+            for n, v in vars(defining).items()
+            if not n.startswith("_") and getattr(v, "__module__", None) == defining.__name__
+        ]
+        assert names, module
+        assert all(getattr(public, n) is getattr(defining, n) for n in names), face
 
 
 # --- providers on the public API ---------------------------------------------------------------
@@ -337,13 +367,19 @@ def test_providers_use_the_public_api(path: Path):
 def test_the_public_api_check_sees_private_imports(tmp_path: Path):
     probe = tmp_path / "probe.py"
     probe.write_text(
-        "from graveler import Graveler, validate\n"
-        "from graveler.committed.merge import MergeStrategy\n"
-        "import graveler.refs.schema\n"
+        "from graveler import Graveler, views\n"
+        "from graveler.storage.committed.merge import MergeStrategy\n"
+        "import graveler.storage.refs.schema\n"
         "from graveler.errors import NoChanges\n"
+        "from graveler.core.errors import NotFound\n"
     )
     found = private_imports(probe)
-    assert found == ["graveler.validate", "graveler.committed.merge", "graveler.refs.schema"]
+    assert found == [
+        "graveler.views",
+        "graveler.storage.committed.merge",
+        "graveler.storage.refs.schema",
+        "graveler.core.errors",
+    ]
 
 
 def test_public_names_resolve():

@@ -6,14 +6,14 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graveler import uri as uris
 from graveler.cli.output import Output, commit_doc
 from graveler.cli.shared import key_value, repo_of, status
-from graveler.errors import InvalidArgument, InvalidURI
+from graveler.core import uri as uris
+from graveler.core.errors import InvalidArgument, InvalidURI
 
 if TYPE_CHECKING:
     from graveler.client import Graveler
-    from graveler.hookevents import HookResult, HookRun
+    from graveler.core.hookevents import HookResult, HookRun
 
 
 def run_doc(run: HookRun) -> dict[str, Any]:
@@ -84,7 +84,7 @@ def runs_describe(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 
 def validate(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
-    from graveler.hooks.actions import parse_action
+    from graveler.versioning.hooks.actions import parse_action
 
     path = Path(a.path)
     if not path.is_file():

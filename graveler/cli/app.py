@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from graveler.cli.parser import EXIT_USAGE, build_parser
-from graveler.errors import GravelerError
+from graveler.core.errors import GravelerError
 
 __all__ = ["EXIT_USAGE", "build_parser", "main"]
 

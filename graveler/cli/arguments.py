@@ -145,7 +145,7 @@ def _merge(sub: Any) -> None:
 
 
 def _merge_options(m: argparse.ArgumentParser) -> None:
-    """lakectl's merge options (see :mod:`graveler.merges`)."""
+    """lakectl's merge options (see :mod:`graveler.versioning.merge`)."""
     ff = m.add_mutually_exclusive_group()
     ff.add_argument(
         "--no-ff",

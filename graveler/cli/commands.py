@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from graveler import uri as uris
 from graveler.cli.output import Output, branch_doc, diff_doc, tag_doc
 from graveler.cli.quick import repo_doc
 from graveler.cli.shared import (
@@ -20,7 +19,8 @@ from graveler.cli.shared import (
     same_repo,
     status,
 )
-from graveler.errors import InvalidArgument
+from graveler.core import uri as uris
+from graveler.core.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from graveler.client import Graveler
@@ -126,7 +126,7 @@ def branch_protect(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
 
 
 def branch_prune(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
-    from graveler import runs
+    from graveler.versioning import runs
 
     repo, _ = repo_of(gv, a.uri)
     age = runs.parse_age(a.older_than)
@@ -244,7 +244,7 @@ _DIFF_SIGNS = {
 
 
 def merge(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
-    from graveler.conflicts import load_resolver
+    from graveler.versioning.conflicts import load_resolver
 
     repo, source, _ = ref_uri(gv, a.source)
     dest = same_repo(repo, a.dest)

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from graveler.cli.output import Output, entry_doc
 from graveler.cli.shared import done, progress, ref_uri
-from graveler.errors import InvalidArgument, InvalidURI
+from graveler.core.errors import InvalidArgument, InvalidURI
 
 if TYPE_CHECKING:
     from graveler.client import Graveler
-    from graveler.entry import ObjectEntry
     from graveler.repository import Repository
+    from graveler.storage.entry import ObjectEntry
 
 
 def fs_upload(gv: Graveler, a: argparse.Namespace, out: Output) -> int:

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from graveler.cli.output import Output
-from graveler.errors import InvalidArgument
-from graveler.gc import GCReport, RetentionRules, collect_garbage
-from graveler.gc.plan import Progress as ProgressCallback
-from graveler.gc.plan import no_progress
+from graveler.core.errors import InvalidArgument
+from graveler.maintenance.gc import GCReport, RetentionRules, collect_garbage
+from graveler.maintenance.gc.plan import Progress as ProgressCallback
+from graveler.maintenance.gc.plan import no_progress
 
 if TYPE_CHECKING:
     from graveler.repository import Repository

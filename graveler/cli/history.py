@@ -7,11 +7,11 @@ import argparse
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from graveler import uri as uris
 from graveler.cli.output import Output, commit_doc
 from graveler.cli.shared import key_value, ref_uri, same_repo, status
-from graveler.errors import InvalidArgument
-from graveler.resolve import resolve_commit
+from graveler.core import uri as uris
+from graveler.core.errors import InvalidArgument
+from graveler.views.resolve import resolve_commit
 
 if TYPE_CHECKING:
     from graveler.client import Graveler

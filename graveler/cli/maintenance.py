@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from graveler import uri as uris
 from graveler.cli.output import Output
-from graveler.fsck import FsckReport, fsck
-from graveler.refdump import dump_refs, restore_refs
+from graveler.core import uri as uris
+from graveler.maintenance.fsck import FsckReport, fsck
+from graveler.maintenance.refdump import dump_refs, restore_refs
 
 if TYPE_CHECKING:
     from graveler.client import Graveler

@@ -18,9 +18,9 @@ from graveler.cli.plain import output_width, plain_stream, plain_table, plain_te
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from graveler.entry import ObjectEntry
-    from graveler.model import Branch, Commit, Tag
-    from graveler.operations import Difference
+    from graveler.core.model import Branch, Commit, Tag
+    from graveler.storage.entry import ObjectEntry
+    from graveler.views.diff import Difference
 
 
 def commit_doc(c: Commit) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 Scripts call ``graveler`` in loops, so start-up matters: importing SQLAlchemy and rich costs
 several times what Python's own start-up does. ``repo list`` needs neither: it reads one
-table (:mod:`graveler.refs.lite`) and prints it as JSON or as the same plain table rich would
-print (:mod:`graveler.cli.plain`). Whenever that is not exactly possible (PostgreSQL, a schema
+table (:mod:`graveler.storage.refs.lite`) and prints it as JSON or as the same plain table rich
+would print (:mod:`graveler.cli.plain`). Whenever that is not exactly possible (PostgreSQL, a schema
 to migrate, a terminal, a table wider than the output) :func:`answer` returns None and the
 full command runs.
 """
@@ -16,9 +16,9 @@ import sys
 from typing import Any
 
 from graveler.cli.plain import output_width, plain_stream, plain_table
-from graveler.config import ClientSettings
-from graveler.model import Repository
-from graveler.refs.sqlite_db import plain_sqlite_path
+from graveler.core.config import ClientSettings
+from graveler.core.model import Repository
+from graveler.storage.refs.sqlite_db import plain_sqlite_path
 
 _COLUMNS = ["REPOSITORY", "DEFAULT BRANCH", "STORAGE NAMESPACE", "CREATED"]
 
@@ -30,7 +30,7 @@ def answer(args: Any) -> int | None:
     path = _sqlite_file(args.home, args.database_url)
     if path is None:
         return None
-    from graveler.refs.lite import list_repositories
+    from graveler.storage.refs.lite import list_repositories
 
     repos = list_repositories(path)
     if repos is None:

@@ -13,9 +13,9 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from graveler import uri as uris
 from graveler.cli.output import Output
-from graveler.errors import InvalidArgument
+from graveler.core import uri as uris
+from graveler.core.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from graveler.client import Graveler
@@ -34,7 +34,7 @@ def _server(module: str) -> Any:
 def serve(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     config_module = _server("graveler.server.config")
     run = _server("graveler.server.run")
-    ui_server = _server("graveler.ui.server")
+    ui_server = _server("graveler.server.listen")
     if a.workers < 1:
         raise InvalidArgument("--workers must be at least 1")
     if not a.body_timeout > 0:

@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from graveler import uri as uris
 from graveler.cli.output import Output
 from graveler.cli.plain import plain_stream
-from graveler.errors import InvalidArgument, InvalidURI
+from graveler.core import uri as uris
+from graveler.core.errors import InvalidArgument, InvalidURI
 
 if TYPE_CHECKING:
     from graveler.client import Graveler

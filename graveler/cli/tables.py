@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from graveler.operations import Difference
 from graveler.repository import Repository
 from graveler.tables import registry
 from graveler.tables.diff import TablesFound, table_diffs
 from graveler.tables.port import TableDiff, TableFormat, TableVersion
+from graveler.views.diff import Difference
 
 
 def tables_in(

@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from graveler.cli.output import Output
-from graveler.errors import InvalidArgument
+from graveler.core.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from graveler.client import Graveler
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 def ui(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     try:
-        server_module = importlib.import_module("graveler.ui.server")
-        session = importlib.import_module("graveler.server.session")
+        server_module = importlib.import_module("graveler.server.listen")
+        session = importlib.import_module("graveler.server.ui.signin")
         server_app = importlib.import_module("graveler.server.app")
         config_module = importlib.import_module("graveler.server.config")
     except ImportError as exc:

@@ -15,18 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from graveler.client import Graveler
-from graveler.gateway.app import Gateway
 from graveler.server import routing
 from graveler.server.auth import Authenticator
 from graveler.server.config import ServerConfig
 from graveler.server.credentials import Credentials, server_key
 from graveler.server.observe import Observed, request_id
-from graveler.server.session import signed_in_ui
+from graveler.server.s3.app import Gateway
+from graveler.server.ui.signin import signed_in_ui
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 ICEBERG_PREFIX = routing.ICEBERG_PREFIX
 #: The module that provides the Iceberg REST catalog (``create_app(client, authenticator)``).
-ICEBERG_MODULE = "graveler.iceberg.rest"
+ICEBERG_MODULE = "graveler.server.catalog.rest"
 #: The module that provides lakeFS's REST API (``create_app(client, authenticator)``).
 API_MODULE = "graveler.server.lakefs"
 

@@ -22,8 +22,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from graveler.errors import AccessDenied, AuthenticationFailed, NotFound
-from graveler.model import AccessKey
+from graveler.core.errors import AccessDenied, AuthenticationFailed, NotFound
+from graveler.core.model import AccessKey
 from graveler.server.credentials import Credentials
 
 CACHE_SECONDS = 5.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from graveler.config import ClientSettings
+from graveler.core.config import ClientSettings
 
 CONFIG_ENV = "GRAVELER_SERVE_CONFIG"
 

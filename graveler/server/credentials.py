@@ -19,12 +19,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-
 from typing import Protocol
 
-from graveler import validate
-from graveler.errors import InvalidArgument
-from graveler.model import AccessKey
+from graveler.core import validate
+from graveler.core.errors import InvalidArgument
+from graveler.core.model import AccessKey
 
 ENCRYPT_KEY_ENV = "GRAVELER_AUTH_ENCRYPT_KEY"
 KEY_FILE = "auth.key"
@@ -78,8 +77,8 @@ def _key_file(path: Path) -> bytes:
 
 
 class KeyStore(Protocol):
-    """Where access keys are kept (:class:`graveler.refs.sql_server.SqlAccessKeyStore`,
-    :class:`graveler.refs.sqlite_keys.SqliteAccessKeyStore`)."""
+    """Where access keys are kept (:class:`graveler.storage.refs.sql_server.SqlAccessKeyStore`,
+    :class:`graveler.storage.refs.sqlite_keys.SqliteAccessKeyStore`)."""
 
     def add(self, key: AccessKey) -> None: ...
 

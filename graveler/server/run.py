@@ -17,9 +17,9 @@ from graveler.client import Graveler
 from graveler.server import observe
 from graveler.server.app import create_server_app
 from graveler.server.config import CONFIG_ENV, ServerConfig
+from graveler.server.listen import bind
 from graveler.server.protocol import http_protocol
 from graveler.server.routing import API_PREFIX, ICEBERG_PREFIX
-from graveler.ui.server import bind
 
 
 def urls(config: ServerConfig, port: int) -> dict[str, str]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote, unquote_to_bytes
 
-from graveler.errors import AuthenticationFailed
+from graveler.core.errors import AuthenticationFailed
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"

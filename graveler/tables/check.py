@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graveler.context import RepoContext
-from graveler.reads import iter_objects
 from graveler.tables import registry
+from graveler.views.context import RepoContext
+from graveler.views.reads import iter_objects
 
 
 def table_problems(repo: RepoContext, commit_id: str) -> Iterator[tuple[str, str, str]]:

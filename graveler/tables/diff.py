@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graveler.context import RepoContext
+from graveler.core.validate import prefix_key
 from graveler.tables import registry
 from graveler.tables.port import TableDiff, TableDiffContext, TableDiffer, TableFormat
-from graveler.validate import prefix_key
+from graveler.views.context import RepoContext
 
 
 @dataclass(frozen=True)

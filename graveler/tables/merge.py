@@ -14,7 +14,7 @@ file: only when it conflicts, and then with one side's whole table, never a mix 
 
 So two runs that append to one Delta table both land under any strategy.
 
-The answer is a :class:`graveler.committed.merge.PrefixOverride` for the tree merge: the
+The answer is a :class:`graveler.storage.committed.merge.PrefixOverride` for the tree merge: the
 tables' prefixes, the changes to apply under them, and the objects the formats wrote for them,
 which the tree merge waits for with its own files.
 """
@@ -24,14 +24,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from graveler.committed.apply import Change
-from graveler.committed.merge import MergeStrategy, PrefixOverride
-from graveler.context import RepoContext
-from graveler.errors import TableConflict
-from graveler.model import Commit
+from graveler.core.errors import TableConflict
+from graveler.core.model import Commit
+from graveler.core.validate import prefix_key
+from graveler.storage.committed.apply import Change
+from graveler.storage.committed.merge import MergeStrategy, PrefixOverride
 from graveler.tables import registry
 from graveler.tables.port import TableChange, TableFormat, TableMergeContext
-from graveler.validate import prefix_key
+from graveler.views.context import RepoContext
 
 if TYPE_CHECKING:
     from concurrent.futures import Future

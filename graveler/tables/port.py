@@ -9,7 +9,7 @@ A format is a small object (one module or package per format, listed in
 * :meth:`TableFormat.merge` gets a :class:`TableMergeContext` for one table that both sides
   changed since the merge base, and returns the changes that turn the destination's table
   into the merged one (:class:`TableChange`, paths under the root), or raises
-  :class:`graveler.errors.TableConflict`.
+  :class:`graveler.core.errors.TableConflict`.
 * :meth:`TableFormat.diff` (optional: a format without it shows its tables as files) gets a
   :class:`TableDiffContext` for one table whose metadata differs between two commits and
   describes the difference as table versions (:class:`TableDiff`): the commits or
@@ -30,13 +30,13 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from graveler import entry as entries
-from graveler import validate
-from graveler.context import RepoContext
-from graveler.entry import ObjectEntry
-from graveler.errors import ObjectNotFound
-from graveler.reads import iter_objects, read_entry, stat_many
-from graveler.writes import store_object
+from graveler.core import validate
+from graveler.core.errors import ObjectNotFound
+from graveler.storage import entry as entries
+from graveler.storage.entry import ObjectEntry
+from graveler.versioning.writes import store_object
+from graveler.views.context import RepoContext
+from graveler.views.reads import iter_objects, read_entry, stat_many
 
 if TYPE_CHECKING:
     from concurrent.futures import Future

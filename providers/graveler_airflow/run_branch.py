@@ -20,8 +20,8 @@ same for every try and every clear of the run. When the group is closed it wires
   or a whole cleared run, finds its earlier merge commit in ``into`` and returns it instead of
   merging again (``publish_again=True`` merges anyway). lakectl's merge options shape the
   merge (``fast_forward``, ``ff_only``, ``squash``, ``allow_empty``: see
-  :mod:`graveler.merges`). A merge conflict, or a target that moved under ``ff_only``, fails
-  the task without retries (``AirflowFailException``), saying what happens to the branch;
+  :mod:`graveler.versioning.merge`). A merge conflict, or a target that moved under ``ff_only``,
+  fails the task without retries (``AirflowFailException``), saying what happens to the branch;
 * with ``delete_on_failure=True``, a ``discard`` teardown that deletes the branch of a run
   that did not publish.
 

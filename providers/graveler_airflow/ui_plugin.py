@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from graveler import Graveler
 
 SECTION = "graveler"
-PREFIX = "/graveler"  # graveler.ui.links.AIRFLOW_PREFIX, kept literal: no import at load time
+PREFIX = (
+    "/graveler"  # graveler.server.ui.links.AIRFLOW_PREFIX, kept literal: no import at load time
+)
 DAG_RUN_ROUTE = "/airflow/dag-run/{dag_id}/{run_id}"
 Scope = dict[str, Any]
 
@@ -51,7 +53,7 @@ def build_app() -> "FastAPI":
     from fastapi import Depends, Request
     from starlette.responses import RedirectResponse
 
-    from graveler.ui import Links, UIOptions, create_app
+    from graveler.server.ui import Links, UIOptions, create_app
     from graveler_airflow.lineage import DAG_ID, RUN_ID
     from graveler_airflow.naming import DEFAULT_GROUP, run_branch_name
 

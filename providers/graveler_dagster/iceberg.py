@@ -2,7 +2,7 @@
 
 An asset ``["sales", "orders"]`` is the Iceberg table ``<namespace>.sales.orders`` (the IO
 manager's ``namespace``, default ``dagster``) of the repository, written through graveler's
-in-process Iceberg catalog (:class:`graveler.iceberg.GravelerCatalog`) on the run's branch
+in-process Iceberg catalog (:class:`graveler.tables.iceberg.GravelerCatalog`) on the run's branch
 (``<branch_prefix><run id>``), one table commit per output; the merge sensor publishes the
 branch when the run succeeds, and graveler merges the table by Iceberg's own rules (two runs
 appending to one table both land; overwrites of one partition conflict).

@@ -36,7 +36,7 @@ from pyiceberg.types import DateType, TimestamptzType
 
 from graveler import Repository
 from graveler.errors import InvalidArgument, TableNotFound
-from graveler.iceberg import GravelerCatalog
+from graveler.tables.iceberg import GravelerCatalog
 
 POINTER = "metadata/current.metadata.json"
 PARTITION_EXPR = "partition_expr"

@@ -37,7 +37,7 @@ from dagster import (
 
 from graveler import Commit, GravelerURI, ObjectEntry, Repository
 from graveler.errors import InvalidArgument, NotFound
-from graveler.ui.links import Links
+from graveler.server.ui.links import Links
 
 URI_KEY = "graveler/uri"
 COMMIT_KEY = "graveler/commit"

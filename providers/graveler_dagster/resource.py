@@ -153,8 +153,8 @@ class GravelerResource(ConfigurableResource):  # type: ignore[type-arg]
             return client.repository(wanted)
 
     def merge_options(self) -> MergeOptions:
-        """How runs are published (lakectl's merge options, :mod:`graveler.merges`); raises
-        InvalidArgument for contradictory fields."""
+        """How runs are published (lakectl's merge options, :mod:`graveler.versioning.merge`);
+        raises InvalidArgument for contradictory fields."""
         ff_only = self.merge_ff_only
         ff = ff_only if self.merge_fast_forward is None else self.merge_fast_forward
         return MergeOptions(ff, ff_only, self.merge_squash, self.merge_allow_empty)

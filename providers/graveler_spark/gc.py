@@ -5,7 +5,7 @@ The driver prepares the same :class:`graveler.gc.GCPlan` as the single-process c
 
 1. executors read every commit's metarange (``graveler.gc.mark.metarange_range_ids``);
 2. executors read every range of a retained metarange and emit its physical addresses
-   (``graveler.gc.mark.range_addresses``: :class:`graveler.sstable.SstReader` plus record
+   (``graveler.gc.mark.range_addresses``: :class:`graveler.storage.sstable.SstReader` plus record
    decoding, verified against the file's content address);
 3. the namespace listing (``data/`` and ``_graveler/``) is anti-joined with those marks in
    Spark, applying :func:`graveler.gc.is_garbage`'s rules as DataFrame expressions;

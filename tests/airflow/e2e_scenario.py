@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from graveler import runs
 from graveler.client import Graveler
 from graveler.repository import Repository
+from graveler.versioning import runs
 from tests.airflow.deployment import Deployment
 from tests.tables.delta import ops
 from tests.tables.delta.workdir import checkout, publish

@@ -11,7 +11,7 @@ from graveler_airflow import lineage
 from graveler_airflow.naming import run_branch_name
 
 from graveler.client import Graveler
-from graveler.fsck import fsck
+from graveler.maintenance.fsck import fsck
 from tests.airflow.deployment import Deployment
 from tests.airflow.e2e_scenario import (
     BAD,

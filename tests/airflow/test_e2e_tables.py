@@ -39,7 +39,7 @@ def test_iceberg_runs_append_together_and_replace_in_conflict(
     """Two runs appending to one Iceberg table at once both land (graveler replays the
     second's snapshot on the first's); two replacing one conflict by Iceberg's rules: one
     merges, the other's merge fails once, not retried, and main keeps the winner's table."""
-    from graveler.iceberg import GravelerCatalog
+    from graveler.tables.iceberg import GravelerCatalog
 
     repo = lake.repository("e2e")
     catalog = GravelerCatalog("e2e", repo)

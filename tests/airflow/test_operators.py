@@ -18,14 +18,15 @@ from airflow.sdk.execution_time.context import OutletEventAccessors
 from graveler_airflow import GravelerRunBranch, graveler_asset
 from graveler_airflow.operators.graveler import merge_with_lineage
 
-from graveler import MergeOptions, runs
-from graveler.errors import (
+from graveler import MergeOptions
+from graveler.core.errors import (
     AlreadyExists,
     BranchNotFound,
     InvalidArgument,
     InvalidURI,
     NotFastForward,
 )
+from graveler.versioning import runs
 
 CONTEXT = {
     "ti": SimpleNamespace(dag_id="d", run_id="r", task_id="t", try_number=1, log_url="http://x")
@@ -323,8 +324,8 @@ def test_a_branch_no_asset_uri_can_name_fails_before_the_merge(repo):
     be named, and the operator must refuse before merging, not after committing the merge."""
     from graveler_airflow.operators.graveler import GravelerMergeOperator
 
-    from graveler.model import Branch
-    from graveler.staging import new_staging_token
+    from graveler.core.model import Branch
+    from graveler.views.layers import new_staging_token
 
     head = repo.branch("main").commit_id  # no such branch can be created now: one made by an
     # older version is inserted as it was stored then

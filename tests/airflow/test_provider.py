@@ -18,9 +18,9 @@ import pytest
 from graveler_airflow.get_provider_info import get_provider_info
 from graveler_airflow.hooks.graveler import GravelerHook, settings_from_connection
 
-from graveler.errors import InvalidArgument, InvalidURI
-from graveler.refs.migrate import head_revision
-from graveler.validate import branch_name
+from graveler.core.errors import InvalidArgument, InvalidURI
+from graveler.core.validate import branch_name
+from graveler.storage.refs.migrate import head_revision
 from tests.airflow.deployment import Deployment
 
 AIRFLOW_PACKAGE = Path(__import__("airflow").__file__).parent

@@ -18,7 +18,7 @@ from graveler_airflow.ui_plugin import DAG_RUN_ROUTE, PREFIX
 
 from graveler.client import Graveler
 from graveler.repository import Repository
-from graveler.ui.links import AIRFLOW_PREFIX
+from graveler.server.ui.links import AIRFLOW_PREFIX
 from tests.airflow.deployment import Deployment
 
 pytestmark = pytest.mark.slow

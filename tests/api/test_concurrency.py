@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from graveler.client import Graveler
-from graveler.errors import NoChanges
+from graveler.core.errors import NoChanges
 
 WRITES = 25
 

@@ -1,4 +1,5 @@
-"""graveler.config.ClientSettings (the one settings parser) and graveler.uri.GravelerURI."""
+"""ClientSettings (graveler.core.config, the one settings parser) and GravelerURI
+(graveler.core.uri)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pickle
 import pytest
 
 from graveler import ClientSettings, Graveler, GravelerURI
-from graveler.errors import InvalidArgument, InvalidURI
+from graveler.core.errors import InvalidArgument, InvalidURI
 
 SECRET = "S3CRET-sentinel-7f3a"
 

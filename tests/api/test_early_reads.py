@@ -1,4 +1,4 @@
-"""Early reads (:func:`graveler.reads.early_reads`): bytes usable before their check ends,
+"""Early reads (:func:`graveler.views.reads.early_reads`): bytes usable before their check ends,
 the check made once, by the background thread or by a caller that finds it not started, and
 a damaged object reported as CorruptFile whoever checks it."""
 
@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from graveler.errors import CorruptFile
-from graveler.reads import EarlyRead, early_reads
+from graveler.core.errors import CorruptFile
 from graveler.repository import Repository
+from graveler.views.reads import EarlyRead, early_reads
 
 
 def _entries(repo: Repository, damaged: bool = False) -> list:

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graveler import entry as entries
-from graveler.entry import ObjectEntry
-from graveler.errors import CorruptFile
+from graveler.core.errors import CorruptFile
+from graveler.storage import entry as entries
+from graveler.storage.entry import ObjectEntry
 
 text = st.text(st.characters(blacklist_categories=["Cs"]), max_size=40)
 times = st.datetimes(

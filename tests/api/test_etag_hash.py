@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from graveler.etag_hash import BESIDE, EtagHasher
+from graveler.storage.etag_hash import BESIDE, EtagHasher
 
 
 @pytest.mark.parametrize(

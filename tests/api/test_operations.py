@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graveler.errors import DirtyBranch, InvalidArgument, MergeConflict, NoChanges
+from graveler.core.errors import DirtyBranch, InvalidArgument, MergeConflict, NoChanges
 
 
 def test_commit_records_everything_and_log_follows_first_parents(repo):
@@ -202,7 +202,7 @@ def _entries(repo, paths, content=b"x"):
     import hashlib
     from datetime import UTC, datetime
 
-    from graveler.entry import ObjectEntry
+    from graveler.storage.entry import ObjectEntry
 
     out = []
     for p in paths:
@@ -226,7 +226,7 @@ def test_import_entries_commits_without_staging(repo):
 
 
 def test_import_merges_into_a_branch_that_moved(repo, monkeypatch):
-    from graveler import operations
+    from graveler.versioning import commit as operations
 
     repo.put("main", "other", b"1")
     real_get_commit = repo.get_commit

@@ -1,6 +1,6 @@
-"""Reads by branch name are served from cached views (``graveler.views``,
-``graveler.refs.branch_views``): these tests check that a read always sees what was committed
-before it, by another process, another client or this one, on SQLite and PostgreSQL."""
+"""Reads by branch name are served from cached views (``graveler.views.cache``,
+``graveler.storage.refs.branch_views``): these tests check that a read always sees what was
+committed before it, by another process, another client or this one, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from graveler.client import Graveler
-from graveler.errors import InvalidKey, ObjectNotFound, RefNotFound
-from graveler.refs import branch_views
+from graveler.core.errors import InvalidKey, ObjectNotFound, RefNotFound
 from graveler.repository import Repository
+from graveler.storage.refs import branch_views
 
 TOP = Path(__file__).resolve().parents[2]
 
@@ -221,7 +221,7 @@ def test_bad_paths_are_refused_by_every_read(repo: Repository, bad: object):
 def test_batched_lookups_keep_each_tree_apart(repo: Repository, monkeypatch) -> None:
     """stat_many remembers entries by key per tree: a later commit (another tree) answers
     with its own entries, absent keys are looked up again, and a full map starts over."""
-    from graveler import views
+    from graveler.views import cache as views
 
     monkeypatch.setattr(repo.read_cache, "_entry_limit", 3)
     repo.upload_many("main", [(f"k/{i}", b"v1-%d" % i) for i in range(6)])

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from graveler.errors import (
+from graveler.core.errors import (
     AlreadyExists,
     BranchNotFound,
     InvalidArgument,
@@ -225,7 +225,7 @@ def test_ref_expressions(repo):
 
 
 def test_reads_see_staging_then_sealed_then_committed(repo):
-    from graveler.operations import _seal, update_branch
+    from graveler.versioning.commit import _seal, update_branch
 
     repo.put("main", "a", b"committed")
     repo.put("main", "b", b"committed")

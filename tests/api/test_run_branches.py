@@ -6,10 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graveler import Run, runs
-from graveler.errors import BranchNotFound, InvalidArgument
-from graveler.model import Branch
-from graveler.staging import new_staging_token, token_issued_at
+from graveler import Run
+from graveler.core.errors import BranchNotFound, InvalidArgument
+from graveler.core.model import Branch
+from graveler.versioning import runs
+from graveler.views.layers import new_staging_token, token_issued_at
 
 LATER = timedelta(days=8)
 

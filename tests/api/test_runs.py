@@ -1,4 +1,4 @@
-"""graveler.runs: the run-branch lifecycle, published exactly once per run."""
+"""graveler.versioning.runs: the run-branch lifecycle, published exactly once per run."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graveler import Run, runs
-from graveler.errors import BranchNotFound, MergeConflict
+from graveler import Run
+from graveler.core.errors import BranchNotFound, MergeConflict
+from graveler.versioning import runs
 
 
 def merges_of(repo, run: Run) -> list:
@@ -181,7 +182,7 @@ def test_publish_with_lakectl_merge_options(repo):
     """squash: one commit over the target's head, the run recorded (and replayed) all the
     same; ff_only: refused when the target moved, the branch kept; allow_empty: a run that
     wrote nothing is still recorded by a merge commit."""
-    from graveler.errors import InvalidArgument, NotFastForward
+    from graveler.core.errors import InvalidArgument, NotFastForward
 
     squashed = Run("r-squash", "run-squash", "main")
     write(repo, squashed, "s", b"1")

@@ -4,7 +4,7 @@ all go through boto3, while refs stay in SQL."""
 from __future__ import annotations
 
 from graveler.client import Graveler
-from graveler.committed.files import TREE_PREFIX
+from graveler.storage.committed.files import TREE_PREFIX
 
 
 def test_repository_on_s3_end_to_end(tmp_path, s3_bucket, s3_client, moto_endpoint):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graveler.errors import InvalidArgument, InvalidKey, ProtectedBranch
+from graveler.core.errors import InvalidArgument, InvalidKey, ProtectedBranch
 from graveler.repository import Repository
 
 
@@ -78,7 +78,7 @@ def test_bad_input_is_refused_with_typed_errors(repo: Repository):
 def test_a_failed_flush_stages_nothing_and_keeps_no_bytes(repo: Repository, monkeypatch):
     """The staging transaction commits only after the store's flush returned; a flush that
     fails rolls it back and the written objects are deleted."""
-    from graveler.errors import StorageError
+    from graveler.core.errors import StorageError
 
     calls: list[int] = []
 
@@ -100,7 +100,7 @@ def test_large_local_sources_stream_beside_the_small_batch(
 ):
     """Sources above SMALL_FILE are streamed through a writer; the rest of the batch goes
     through the store's put_fresh_batch; the entries keep the input order."""
-    from graveler import uploads
+    from graveler.versioning import bulk_writes as uploads
 
     monkeypatch.setattr(uploads, "SMALL_FILE", 10)
     big, small = tmp_path / "big.bin", tmp_path / "small.txt"

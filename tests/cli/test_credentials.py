@@ -20,8 +20,8 @@ import pytest
 
 from graveler.cli import main
 from graveler.client import Graveler
-from graveler.errors import AlreadyExists, NotFound
-from graveler.model import AccessKey
+from graveler.core.errors import AlreadyExists, NotFound
+from graveler.core.model import AccessKey
 
 PROBE = (
     "import sys\n"
@@ -89,8 +89,8 @@ def test_the_table_shows_whole_key_ids(tmp_path: Path, columns: int):
 def test_both_stores_read_each_others_keys(tmp_path: Path):
     """The embedded store (the CLI's, on SQLite) and the SQLAlchemy store (PostgreSQL's, and
     SQLite's for servers that open one) keep the same rows."""
-    from graveler.refs.sql_server import SqlAccessKeyStore
-    from graveler.refs.sqlite_keys import SqliteAccessKeyStore
+    from graveler.storage.refs.sql_server import SqlAccessKeyStore
+    from graveler.storage.refs.sqlite_keys import SqliteAccessKeyStore
 
     with Graveler(tmp_path / "home") as gv:
         path = gv.database_url[len("sqlite:///") :]

@@ -9,11 +9,11 @@ from collections.abc import Callable
 
 import pytest
 
-from graveler.committed.cache import TieredCache
-from graveler.committed.manager import CommittedManager
-from graveler.committed.record import ValueRecord
-from graveler.model import RangeSettings
-from graveler.objectstore import ObjectStore, open_object_store
+from graveler.core.model import RangeSettings
+from graveler.storage.committed.cache import TieredCache
+from graveler.storage.committed.manager import CommittedManager
+from graveler.storage.committed.record import ValueRecord
+from graveler.storage.objectstore import ObjectStore, open_object_store
 
 _counter = itertools.count()
 

@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from graveler.committed.apply import Change
-from graveler.committed.cache import TieredCache
-from graveler.committed.files import TREE_PREFIX
-from graveler.committed.manager import CommittedManager
-from graveler.errors import CorruptFile
-from graveler.model import RangeSettings
+from graveler.core.errors import CorruptFile
+from graveler.core.model import RangeSettings
+from graveler.storage.committed.apply import Change
+from graveler.storage.committed.cache import TieredCache
+from graveler.storage.committed.files import TREE_PREFIX
+from graveler.storage.committed.manager import CommittedManager
 from tests.committed.conftest import make_record
 
 SETTINGS = RangeSettings(min_size=0, max_size=2000, raggedness=16)
@@ -200,7 +200,7 @@ def test_a_torn_tree_file_is_replaced_when_the_same_tree_is_written_again(tmp_pa
     """Tree files are written in place under their content address; when the name is taken,
     say by a file a crash left torn, the new copy replaces it atomically (flushed before it
     is renamed in), so writing the same tree again repairs it."""
-    from graveler.objectstore.local import LocalObjectStore
+    from graveler.storage.objectstore.local import LocalObjectStore
 
     store = LocalObjectStore(str(tmp_path / "ns"))
     mid = build(CommittedManager(store, TieredCache(None), SETTINGS))

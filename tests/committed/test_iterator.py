@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graveler.committed.iterator import TreeIterator
-from graveler.model import RangeSettings
+from graveler.core.model import RangeSettings
+from graveler.storage.committed.iterator import TreeIterator
 from tests.committed.conftest import make_record
 
 SETTINGS = RangeSettings(min_size=0, max_size=150, raggedness=3)
@@ -48,7 +48,7 @@ def test_seek_ge_matches_sorted_list(manager_factory, keys, probe):
 def test_diff_of_equal_length_ranges_whose_keys_diverge(manager_factory):
     """Same-length ranges are compared position by position until keys diverge; the rest must
     still be diffed by key (a removal and an addition keep the length equal)."""
-    from graveler.committed.diff import DiffType
+    from graveler.storage.committed.diff import DiffType
 
     cm = manager_factory(RangeSettings(min_size=0, max_size=1 << 20, raggedness=1 << 30))
     left = {b"a": "1", b"b": "1", b"c": "1", b"d": "1", b"f": "1"}
@@ -72,7 +72,7 @@ def test_diff_of_equal_length_ranges_whose_keys_diverge(manager_factory):
 def test_shared_run_is_the_length_of_the_equal_run(common, tails, offsets):
     """The galloping search agrees with a plain step-by-step count, whether the run ends at a
     mismatch or at the end of either list (equal IDs need not be the same object)."""
-    from graveler.committed.diff import _shared_run
+    from graveler.storage.committed.diff import _shared_run
 
     run = [f"id-{n}" for n in range(common)]
     a = ["pre"] * offsets[0] + run + list(tails[0])

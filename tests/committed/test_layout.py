@@ -14,24 +14,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graveler.committed import splitter
-from graveler.committed.apply import Change, apply_changes
-from graveler.committed.cache import TieredCache
-from graveler.committed.files import TREE_PREFIX, TreeFiles, decode_range_file
-from graveler.committed.layout import BLOCKS_PROPERTY
-from graveler.committed.record import (
+from graveler.core.errors import CorruptFile
+from graveler.core.model import RangeSettings
+from graveler.storage.committed import splitter
+from graveler.storage.committed.apply import Change, apply_changes
+from graveler.storage.committed.cache import TieredCache
+from graveler.storage.committed.files import TREE_PREFIX, TreeFiles, decode_range_file
+from graveler.storage.committed.layout import BLOCKS_PROPERTY
+from graveler.storage.committed.record import (
     RANGE_KIND,
     RangeInfo,
     ValueRecord,
     encode_values,
     file_id,
 )
-from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS
-from graveler.errors import CorruptFile
-from graveler.model import RangeSettings
-from graveler.objectstore import open_object_store
-from graveler.sstable import SstReader
-from graveler.sstable.format import (
+from graveler.storage.committed.splitter import DEFAULT_RANGE_SETTINGS
+from graveler.storage.objectstore import open_object_store
+from graveler.storage.sstable import SstReader
+from graveler.storage.sstable.format import (
     context_modifier,
     parse_footer,
     parse_handle,
@@ -154,7 +154,7 @@ def test_blocks_copied_from_files_read_back_give_the_same_tree(small_blocks):
 
 def _write_v1_tree(files: TreeFiles, records: list[ValueRecord], per_range: int) -> str:
     """A tree as the earlier writer stored it: RocksDB's own files, IDs over framed records."""
-    from graveler.sstable.writer import table_bytes
+    from graveler.storage.sstable.writer import table_bytes
 
     infos = []
     for i in range(0, len(records), per_range):

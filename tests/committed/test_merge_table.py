@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from graveler.committed.apply import Change
-from graveler.committed.manager import CommittedManager
-from graveler.errors import MergeConflict
+from graveler.core.errors import MergeConflict
+from graveler.storage.committed.apply import Change
+from graveler.storage.committed.manager import CommittedManager
 from tests.committed.conftest import make_record
 
 KEY = b"data/k050"
@@ -109,7 +109,7 @@ def test_conflict_error_lists_all_keys(cm: CommittedManager):
 
 
 def test_unknown_strategy_is_a_clear_error(cm: CommittedManager):
-    from graveler.errors import InvalidArgument
+    from graveler.core.errors import InvalidArgument
 
     b = tree(cm, "A")
     with pytest.raises(InvalidArgument, match="dest-wins"):

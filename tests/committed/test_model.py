@@ -12,13 +12,13 @@ from collections.abc import Callable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graveler.committed.apply import Change
-from graveler.committed.cache import TieredCache
-from graveler.committed.diff import DiffType
-from graveler.committed.manager import CommittedManager
-from graveler.committed.merge import MergeStrategy
-from graveler.errors import MergeConflict
-from graveler.model import RangeSettings
+from graveler.core.errors import MergeConflict
+from graveler.core.model import RangeSettings
+from graveler.storage.committed.apply import Change
+from graveler.storage.committed.cache import TieredCache
+from graveler.storage.committed.diff import DiffType
+from graveler.storage.committed.manager import CommittedManager
+from graveler.storage.committed.merge import MergeStrategy
 from tests.committed.conftest import make_record
 
 SETTINGS = [
@@ -93,7 +93,7 @@ def test_lookups_match_model(manager_factory, model, probes, which):
         if rec is not None:
             assert rec.identity == make_record(k, model[k]).identity
     want = [k if k in model else None for k in probes]
-    import graveler.committed.manager as manager_module
+    import graveler.storage.committed.manager as manager_module
 
     saved = manager_module.WHOLE_INDEX_RATIO
     try:

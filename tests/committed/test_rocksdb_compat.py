@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from rocksdict import Options, Rdict
 
-from graveler.committed.apply import Change
-from graveler.committed.files import TREE_PREFIX
-from graveler.model import RangeSettings
-from graveler.sstable import SstReader
+from graveler.core.model import RangeSettings
+from graveler.storage.committed.apply import Change
+from graveler.storage.committed.files import TREE_PREFIX
+from graveler.storage.sstable import SstReader
 from tests.committed.conftest import make_record
 
 

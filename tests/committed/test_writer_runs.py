@@ -9,11 +9,11 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graveler.committed.cache import TieredCache
-from graveler.committed.files import TreeFiles
-from graveler.committed.writer import TreeWriter
-from graveler.model import RangeSettings
-from graveler.objectstore import open_object_store
+from graveler.core.model import RangeSettings
+from graveler.storage.committed.cache import TieredCache
+from graveler.storage.committed.files import TreeFiles
+from graveler.storage.committed.writer import TreeWriter
+from graveler.storage.objectstore import open_object_store
 from tests.committed.conftest import make_record
 from tests.committed.test_model import SETTINGS
 

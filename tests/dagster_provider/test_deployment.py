@@ -28,9 +28,10 @@ import pandas as pd
 import pytest
 from graveler_dagster.lineage import latest, recorded
 
-from graveler import Graveler, runs
-from graveler.fsck import fsck
-from graveler.iceberg import GravelerCatalog
+from graveler import Graveler
+from graveler.maintenance.fsck import fsck
+from graveler.tables.iceberg import GravelerCatalog
+from graveler.versioning import runs
 from tests.dagster_provider.deployment.harness import Deployment, deploy, teardown, wait_for
 from tests.tables.delta import ops
 from tests.tables.delta.workdir import checkout, publish

@@ -12,8 +12,8 @@ import pytest
 from graveler_dagster import GravelerIcebergIOManager, GravelerResource, publish_run
 from graveler_dagster.runs import RUN_ID_KEY
 
-from graveler.errors import TableConflict
-from graveler.iceberg import GravelerCatalog
+from graveler.core.errors import TableConflict
+from graveler.tables.iceberg import GravelerCatalog
 from tests.dagster_provider.conftest import make_resource
 
 REGIONS = dg.StaticPartitionsDefinition(["eu", "us"])

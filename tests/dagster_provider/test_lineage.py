@@ -18,7 +18,7 @@ import pandas as pd
 from graveler_dagster import graveler_definitions
 from graveler_dagster.lineage import RESTATES_KEY
 
-from graveler import runs
+from graveler.versioning import runs
 from tests.dagster_provider.conftest import evaluate_run_sensor
 
 V1 = pd.DataFrame({"id": [1, 2], "amount": [10.0, 20.0]})

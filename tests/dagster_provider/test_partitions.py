@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from graveler_dagster import graveler_definitions
 
-from graveler.errors import InvalidArgument
+from graveler.core.errors import InvalidArgument
 from tests.dagster_provider.conftest import evaluate_run_sensor
 
 DAYS = dg.StaticPartitionsDefinition(["2024-01-01", "2024-01-02", "2024-01-03"])

@@ -14,7 +14,7 @@ from graveler_dagster import GravelerResource, graveler_definitions
 from graveler_dagster.storage import default_database_url, postgres_url_of_ref
 
 from graveler.client import Graveler
-from graveler.errors import InvalidArgument, NamespaceInUse, RepositoryNotFound
+from graveler.core.errors import InvalidArgument, NamespaceInUse, RepositoryNotFound
 from tests.conftest import PG_URL
 
 

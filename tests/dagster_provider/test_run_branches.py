@@ -20,7 +20,7 @@ from graveler_dagster import (
 from graveler_dagster.handlers import check
 from graveler_dagster.runs import META_PREFIX, RUN_ID_KEY
 
-from graveler.errors import BranchNotFound, InvalidArgument
+from graveler.core.errors import BranchNotFound, InvalidArgument
 from tests.dagster_provider.conftest import evaluate_run_sensor, make_resource
 
 ORDERS = pd.DataFrame({"id": [1, 2, 3], "amount": [10.0, 25.5, 7.25]})
@@ -363,7 +363,7 @@ def test_the_resource_merge_options_shape_the_publication(
     contradictory fields fail when the options are read."""
     from graveler_dagster.runs import publish_run
 
-    from graveler.errors import NotFastForward
+    from graveler.core.errors import NotFastForward
 
     def configured(**fields: bool) -> GravelerResource:
         base = make_resource(tmp_path, sqlite_url)

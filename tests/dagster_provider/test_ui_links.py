@@ -2,10 +2,11 @@
 (``GravelerResource.graveler_ui_url``), materialization metadata links open the object at its
 commit in the UI; with none configured there is no link.
 
-The links are followed in the real app (:func:`graveler.ui.create_app` over the same database,
-through Starlette's test client): the object page and its preview answer 200 and show the
+The links are followed in the real app (:func:`graveler.server.ui.create_app` over the same
+database, through Starlette's test client): the object page and its preview answer 200 and show the
 object, also after the merge sensor has merged and deleted the run branch. Importing the
-provider (which builds the links with :mod:`graveler.ui.links`) does not import the web stack.
+provider (which builds the links with :mod:`graveler.server.ui.links`) does not import the web
+stack.
 """
 
 import subprocess
@@ -22,9 +23,9 @@ from graveler_dagster import GravelerResource, graveler_definitions
 from graveler_dagster.lineage import RESTATES_KEY, UI_KEY
 
 from graveler.client import Graveler
-from graveler.errors import BranchNotFound
-from graveler.ui import create_app
-from graveler.ui.links import Links
+from graveler.core.errors import BranchNotFound
+from graveler.server.ui import create_app
+from graveler.server.ui.links import Links
 from tests.dagster_provider.conftest import evaluate_run_sensor, make_resource
 
 BASE = "http://127.0.0.1:8765"
@@ -165,7 +166,7 @@ def test_no_link_without_a_ui_url(resource: GravelerResource, instance: dg.Dagst
 
 def test_the_provider_does_not_import_the_web_stack() -> None:
     code = (
-        "import sys, graveler_dagster, graveler.ui.links; "
+        "import sys, graveler_dagster, graveler.server.ui.links; "
         "print(sorted(m for m in ('fastapi', 'starlette', 'jinja2') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

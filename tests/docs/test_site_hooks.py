@@ -33,10 +33,10 @@ def test_cli_reference_has_every_command_at_a_fixed_width(monkeypatch) -> None:
 def test_sphinx_roles_become_plain_code() -> None:
     hook = _hook("sphinx_roles")
     html = (
-        "see :class:<code>~graveler.errors.NotFound</code> and "
-        ":func:<code>graveler.gc.collect_garbage</code>, not :note:<code>x</code>"
+        "see :class:<code>~graveler.core.errors.NotFound</code> and "
+        ":func:<code>graveler.maintenance.gc.collect_garbage</code>, not :note:<code>x</code>"
     )
     assert hook.on_page_content(html) == (
-        "see <code>NotFound</code> and <code>graveler.gc.collect_garbage</code>, "
+        "see <code>NotFound</code> and <code>graveler.maintenance.gc.collect_garbage</code>, "
         "not :note:<code>x</code>"
     )

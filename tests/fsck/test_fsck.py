@@ -8,9 +8,9 @@ import os
 
 import sqlalchemy as sa
 
-from graveler.committed.files import TREE_PREFIX
-from graveler.fsck import ProblemKind, fsck
+from graveler.maintenance.fsck import ProblemKind, fsck
 from graveler.repository import Repository
+from graveler.storage.committed.files import TREE_PREFIX
 
 
 def build_history(repo: Repository) -> dict[str, str]:

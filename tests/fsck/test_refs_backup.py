@@ -13,9 +13,9 @@ import pytest
 
 from graveler.cli import main
 from graveler.client import Graveler
-from graveler.errors import AlreadyExists, CorruptFile, InvalidArgument, NotFound
-from graveler.fsck import fsck
-from graveler.refdump import DUMP_PREFIX, dump_refs, list_dumps, restore_refs
+from graveler.core.errors import AlreadyExists, CorruptFile, InvalidArgument, NotFound
+from graveler.maintenance.fsck import fsck
+from graveler.maintenance.refdump import DUMP_PREFIX, dump_refs, list_dumps, restore_refs
 from tests.fsck.test_fsck import build_history
 
 

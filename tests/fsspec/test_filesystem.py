@@ -14,7 +14,7 @@ import fsspec
 import pytest
 from graveler_fsspec import GravelerFileSystem, PathNotFound, ReadOnlyBranch, ReadOnlyRef
 
-from graveler.errors import (
+from graveler.core.errors import (
     CorruptFile,
     GravelerError,
     InvalidArgument,

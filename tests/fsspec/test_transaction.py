@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from graveler_fsspec import PathNotFound
 
-from graveler.errors import InvalidArgument, MergeConflict
+from graveler.core.errors import InvalidArgument, MergeConflict
 
 
 def data_keys(repo) -> set[str]:

@@ -19,7 +19,7 @@ from botocore.compat import get_current_datetime
 from botocore.config import Config
 
 from graveler.client import Graveler
-from graveler.errors import RepositoryNotFound
+from graveler.core.errors import RepositoryNotFound
 from graveler.server.auth import CACHE_SECONDS
 from tests.gateway.conftest import Gateway, outcome
 from tests.serving import Key

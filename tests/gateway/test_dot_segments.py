@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from graveler.client import Graveler
-from graveler.entry import ObjectEntry
+from graveler.storage.entry import ObjectEntry
 from tests.gateway.conftest import REPO, Gateway, outcome
 
 

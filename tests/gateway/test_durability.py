@@ -82,7 +82,7 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served
     url = os.environ.get("GRAVELER_TEST_POSTGRES_URL")
     if not url:
         pytest.skip("GRAVELER_TEST_POSTGRES_URL is not set (make test sets it)")
-    from graveler.refs.scratch import scratch_schema
+    from graveler.storage.refs.scratch import scratch_schema
 
     home = tmp_path_factory.mktemp("pg-gateway") / "home"
     with scratch_schema(url, "gw_") as schema_url:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from graveler.client import Graveler
-from graveler.multipart import UPLOADS_PREFIX
+from graveler.versioning.multipart import UPLOADS_PREFIX
 from tests.gateway.conftest import Twin, outcome
 
 MIB = 1 << 20

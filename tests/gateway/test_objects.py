@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from graveler.client import Graveler
-from graveler.entry import ObjectEntry
-from graveler.gateway.object_reads import STREAM_PIECE, checksum_headers
+from graveler.server.s3.object_reads import STREAM_PIECE, checksum_headers
+from graveler.storage.entry import ObjectEntry
 from tests.gateway.conftest import Gateway, Twin, outcome
 
 BODY = b"0123456789abcdefghij"

@@ -14,7 +14,7 @@ import pytest
 from graveler.client import Graveler
 from graveler.server.app import authenticator_for
 from graveler.server.auth import SESSION
-from graveler.server.session import COOKIE
+from graveler.server.ui.signin import COOKIE
 from tests.serving import Key, Served
 
 

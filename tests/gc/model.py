@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
-from graveler.gc import RetentionRules
-from graveler.model import Branch, Commit, Tag
+from graveler.core.model import Branch, Commit, Tag
+from graveler.maintenance.gc import RetentionRules
 from graveler.repository import Repository
 
 

@@ -16,10 +16,10 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from graveler.committed.record import ValueRecord
-from graveler.errors import Conflict
-from graveler.gc import RetentionRules
+from graveler.core.errors import Conflict
+from graveler.maintenance.gc import RetentionRules
 from graveler.repository import Repository
+from graveler.storage.committed.record import ValueRecord
 
 DAY = timedelta(days=1)
 GRACE = timedelta(hours=1)

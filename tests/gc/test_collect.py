@@ -8,10 +8,10 @@ from datetime import timedelta
 
 import pytest
 
-from graveler.errors import ObjectNotFound
-from graveler.fsck import fsck
-from graveler.gc import RetentionRules, collect_garbage
-from graveler.gc.ledger import EXPIRED_PREFIX
+from graveler.core.errors import ObjectNotFound
+from graveler.maintenance.fsck import fsck
+from graveler.maintenance.gc import RetentionRules, collect_garbage
+from graveler.maintenance.gc.ledger import EXPIRED_PREFIX
 from graveler.repository import Repository
 from tests.gc.model import model_garbage, staged_addresses
 from tests.gc.scenario import DAY, GRACE, random_scenario
@@ -100,7 +100,7 @@ def test_a_missing_tree_file_stops_collection_before_deleting(repo: Repository) 
 
 
 def test_negative_grace_is_refused(repo: Repository) -> None:
-    from graveler.errors import InvalidArgument
+    from graveler.core.errors import InvalidArgument
 
     with pytest.raises(InvalidArgument):
         collect_garbage(repo, grace=timedelta(hours=-1))

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graveler.errors import InvalidArgument
-from graveler.gc import RetentionRules, retained_commits
-from graveler.model import Branch, Commit, Tag
+from graveler.core.errors import InvalidArgument
+from graveler.core.model import Branch, Commit, Tag
+from graveler.maintenance.gc import RetentionRules, retained_commits
 from tests.gc.model import model_retained
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from graveler.gc import collect_garbage
-from graveler.multipart import DEFAULT_EXPIRY, UPLOADS_PREFIX
+from graveler.maintenance.gc import collect_garbage
 from graveler.repository import Repository
+from graveler.versioning.multipart import DEFAULT_EXPIRY, UPLOADS_PREFIX
 
 
 def _parts(repo: Repository) -> list[str]:

@@ -11,8 +11,8 @@ from pyiceberg.table import Table
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import IntegerType, LongType, NestedField, StringType
 
-from graveler.iceberg import GravelerCatalog
 from graveler.repository import Repository
+from graveler.tables.iceberg import GravelerCatalog
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),

@@ -22,15 +22,15 @@ from pyiceberg.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate
 from pyiceberg.types import StringType
 
 from graveler.client import Graveler
-from graveler.errors import (
+from graveler.core.errors import (
     InvalidArgument,
     InvalidName,
     MergeConflict,
     ProtectedBranch,
     ReadOnlyRef,
 )
-from graveler.iceberg import GravelerCatalog
 from graveler.repository import Repository
+from graveler.tables.iceberg import GravelerCatalog
 from graveler.tables.iceberg.names import POINTER, TableName
 from tests.iceberg.helpers import ARROW, SCHEMA, SPEC, content, rows
 

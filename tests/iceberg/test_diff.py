@@ -12,9 +12,9 @@ from pyiceberg.types import DoubleType, LongType
 
 from graveler.cli import main
 from graveler.client import Graveler
-from graveler.errors import CorruptFile
-from graveler.iceberg import GravelerCatalog
+from graveler.core.errors import CorruptFile
 from graveler.repository import Repository
+from graveler.tables.iceberg import GravelerCatalog
 from graveler.tables.iceberg.names import POINTER
 from graveler.tables.port import TableDiff
 from tests.iceberg.helpers import SCHEMA, forked_catalog, rows
@@ -187,8 +187,8 @@ def test_graveler_diff_names_the_table_and_its_snapshots(
 def test_the_compare_page_lists_the_table(catalog: GravelerCatalog, gv: Graveler):
     from fastapi.testclient import TestClient
 
-    from graveler.ui import create_app
-    from graveler.ui.links import Links
+    from graveler.server.ui import create_app
+    from graveler.server.ui.links import Links
     from tests.ui.html import elements
 
     first = _run_snapshots(catalog)[1]

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from graveler.errors import StorageError
-from graveler.objectstore import open_object_store
+from graveler.core.errors import StorageError
+from graveler.storage.objectstore import open_object_store
 from graveler.tables.iceberg.fileio import NamespaceIO
 
 

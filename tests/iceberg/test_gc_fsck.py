@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from graveler.fsck import ProblemKind, fsck
-from graveler.gc import RetentionRules, collect_garbage
-from graveler.iceberg import GravelerCatalog
+from graveler.maintenance.fsck import ProblemKind, fsck
+from graveler.maintenance.gc import RetentionRules, collect_garbage
 from graveler.repository import Repository
+from graveler.tables.iceberg import GravelerCatalog
 from tests.iceberg.helpers import SCHEMA, SPEC, content, rows
 
 NO_RETENTION = RetentionRules(default_days=0, branch_days={"main": 0})

@@ -14,9 +14,8 @@ import orjson
 import pytest
 
 from graveler.client import Graveler
-from graveler.iceberg import GravelerCatalog
 from graveler.repository import Repository
-from graveler.tables.iceberg import jsonio
+from graveler.tables.iceberg import GravelerCatalog, jsonio
 from graveler.tables.iceberg.jsonio import LazyArray
 from graveler.tables.iceberg.names import POINTER
 from graveler.tables.iceberg.snapshots import (

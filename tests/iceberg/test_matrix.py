@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from graveler.errors import TableConflict
-from graveler.iceberg import GravelerCatalog
+from graveler.core.errors import TableConflict
 from graveler.repository import Repository
+from graveler.tables.iceberg import GravelerCatalog
 from tests.iceberg.spark import SparkDriver, SparkFailure
 
 APPEND_SAME = "INSERT INTO {t} VALUES (0, 1, 'a'), (100, 1, 'z')"

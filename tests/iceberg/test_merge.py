@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from pyiceberg.types import LongType, StringType
 
-from graveler import merges
-from graveler.errors import CorruptFile, MergeConflict, TableConflict
-from graveler.iceberg import GravelerCatalog
+from graveler.core.errors import CorruptFile, MergeConflict, TableConflict
 from graveler.repository import Repository
+from graveler.tables.iceberg import GravelerCatalog
 from graveler.tables.iceberg.names import POINTER
+from graveler.versioning import merge as merges
 from tests.iceberg.helpers import content, forked_catalog, rows
 
 T = "db/t/"

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from graveler.client import Graveler
-from graveler.errors import CorruptFile
-from graveler.iceberg import GravelerCatalog
+from graveler.core.errors import CorruptFile
 from graveler.repository import Repository
+from graveler.tables.iceberg import GravelerCatalog
 from graveler.tables.iceberg.names import POINTER
 from tests.iceberg.helpers import SCHEMA, SPEC, content, rows
 from tests.objectstore.conftest import aws_env, moto_endpoint, s3_bucket, s3_client

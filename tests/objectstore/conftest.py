@@ -16,10 +16,10 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from graveler.objectstore.local import LocalObjectStore
-from graveler.objectstore.memory import clear_memory_stores, open_memory_store
-from graveler.objectstore.port import ObjectStore
-from graveler.objectstore.s3 import S3ObjectStore
+from graveler.storage.objectstore.local import LocalObjectStore
+from graveler.storage.objectstore.memory import clear_memory_stores, open_memory_store
+from graveler.storage.objectstore.port import ObjectStore
+from graveler.storage.objectstore.s3 import S3ObjectStore
 
 BACKENDS = ["memory", "local", "s3"]
 S3_PREFIX = "pre/fix"

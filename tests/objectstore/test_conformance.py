@@ -1,4 +1,4 @@
-"""The ObjectStore conformance suite: every contract of ``graveler.objectstore.port``, run
+"""The ObjectStore conformance suite: every contract of ``graveler.storage.objectstore.port``, run
 against every backend (memory, local directory, S3 via moto) through the ``store`` fixture."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from graveler.errors import InvalidArgument, InvalidKey, ObjectNotFound
-from graveler.objectstore import ObjectInfo, ObjectStore, open_object_store
+from graveler.core.errors import InvalidArgument, InvalidKey, ObjectNotFound
+from graveler.storage.objectstore import ObjectInfo, ObjectStore, open_object_store
 from tests.objectstore.helpers import CountingReader, ReaderBroke
 
 MiB = 1 << 20
@@ -119,7 +119,7 @@ def test_read_range_rejects_negative_numbers(store: ObjectStore) -> None:
 def test_range_reader_seeks_and_reads_like_a_file(store: ObjectStore) -> None:
     import io
 
-    from graveler.objectstore import RangeReader
+    from graveler.storage.objectstore import RangeReader
 
     data = bytes(range(256)) * 40
     store.put("rr", data)

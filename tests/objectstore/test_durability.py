@@ -1,5 +1,5 @@
-"""graveler.objectstore.durability: which filesystems commit a new file's entry with the file,
-and the batch flush."""
+"""graveler.storage.objectstore.durability: which filesystems commit a new file's entry with the
+file, and the batch flush."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graveler.objectstore import durability
+from graveler.storage.objectstore import durability
 
 
 @pytest.fixture(autouse=True)

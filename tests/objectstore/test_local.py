@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from graveler.errors import InvalidArgument, InvalidKey, ObjectNotFound, StorageError
-from graveler.objectstore import open_object_store
-from graveler.objectstore.local import TMP_PREFIX, LocalObjectStore
+from graveler.core.errors import InvalidArgument, InvalidKey, ObjectNotFound, StorageError
+from graveler.storage.objectstore import open_object_store
+from graveler.storage.objectstore.local import TMP_PREFIX, LocalObjectStore
 from tests.objectstore.helpers import CountingReader, ReaderBroke
 
 MiB = 1 << 20
@@ -185,7 +185,7 @@ def test_missing_root_lists_nothing(tmp_path: Path) -> None:
 @pytest.fixture
 def flushes(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
     """Records every fsync of a directory, of a file by path, and every syncfs."""
-    from graveler.objectstore import local, local_writer
+    from graveler.storage.objectstore import local, local_writer
 
     seen: dict[str, list[str]] = {"dirs": [], "files": [], "syncfs": []}
     real_dir, real_file = local_writer.fsync_directory, local_writer._fsync_file
@@ -212,9 +212,9 @@ def test_a_durable_fresh_writer_fsyncs_its_directory_unless_the_filesystem_cover
     covered: bool,
 ) -> None:
     """POSIX: file and directory. On ext4 / XFS / btrfs the file's fsync commits a new
-    file's entry (graveler.objectstore.durability), so the directory is not fsynced again;
+    file's entry (graveler.storage.objectstore.durability), so the directory is not fsynced again;
     a replacing writer (rename) always fsyncs the directory."""
-    from graveler.objectstore import local_writer
+    from graveler.storage.objectstore import local_writer
 
     monkeypatch.setattr(local_writer, "fsync_covers_new_entry", lambda dev: covered)
     store.put("a/seed", b"")  # creates a/ (fsyncs of new directories are not counted below)
@@ -238,7 +238,7 @@ def test_a_small_relaxed_batch_is_flushed_file_by_file_at_sync(
     """Relaxed writers flush nothing; ``sync`` of a few keys fsyncs each file, the parents
     of the directories created for them, and each directory holding them unless the
     filesystem commits a new file's entry with its fsync."""
-    from graveler.objectstore import local
+    from graveler.storage.objectstore import local
 
     monkeypatch.setattr(local, "fsync_covers_new_entry", lambda dev: covered)
     keys = ["a/1", "a/2", "b/1"]
@@ -260,7 +260,7 @@ def test_a_small_relaxed_batch_is_flushed_file_by_file_at_sync(
 def test_a_large_relaxed_batch_is_flushed_with_one_syncfs(
     store: LocalObjectStore, root: Path, flushes: dict[str, list[str]]
 ) -> None:
-    from graveler.objectstore.local_writer import SYNCFS_MIN_FILES
+    from graveler.storage.objectstore.local_writer import SYNCFS_MIN_FILES
 
     keys = [f"data/{i % 4:02x}/{i}" for i in range(SYNCFS_MIN_FILES)]
     store.put_fresh_batch([(k, k.encode()) for k in keys])
@@ -271,7 +271,7 @@ def test_a_large_relaxed_batch_is_flushed_with_one_syncfs(
 def test_without_syncfs_a_large_batch_is_flushed_file_by_file(
     store: LocalObjectStore, root: Path, flushes: dict[str, list[str]], monkeypatch
 ) -> None:
-    from graveler.objectstore import local, local_writer
+    from graveler.storage.objectstore import local, local_writer
 
     monkeypatch.setattr(local_writer, "syncfs", lambda p: False)  # not Linux
     monkeypatch.setattr(local, "fsync_covers_new_entry", lambda dev: False)  # nor ext4
@@ -383,7 +383,7 @@ def test_sync_flushes_only_what_is_not_flushed_yet(
     ``sync`` only flushes its directory; a fresh relaxed one is flushed at ``sync`` (its
     directory too, unless the file's fsync commits its entry); a key synced (or deleted)
     is not flushed again."""
-    from graveler.objectstore import local
+    from graveler.storage.objectstore import local
 
     monkeypatch.setattr(local, "fsync_covers_new_entry", lambda dev: covered)
     root.mkdir()

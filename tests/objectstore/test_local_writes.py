@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graveler.objectstore.local import LocalObjectStore
+from graveler.storage.objectstore.local import LocalObjectStore
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def test_a_file_that_will_be_fsynced_is_handed_to_the_disk_as_it_grows(
     """Every stretch written goes to start_writeback once, in order, in steps of at least
     WRITEBACK_STEP, from the first byte; a fresh writer without durability (flushed by
     the store's sync later) starts none. The bytes are the ones written."""
-    from graveler.objectstore import local_writer
+    from graveler.storage.objectstore import local_writer
 
     ranges: list[tuple[int, int]] = []
     monkeypatch.setattr(local_writer, "WRITEBACK_STEP", 1 << 20)
@@ -62,7 +62,7 @@ def test_writeback_is_a_hint_that_linux_takes_and_that_keeps_the_bytes(tmp_path:
     """The real call on a real file: Linux's sync_file_range takes it (a wrong signature or
     flag is refused with EINVAL), a descriptor that is not open is refused, and the bytes
     are the ones written; elsewhere nothing is called."""
-    from graveler.objectstore.durability import start_writeback
+    from graveler.storage.objectstore.durability import start_writeback
 
     path = tmp_path / "f"
     data = os.urandom(3 << 20)
@@ -102,7 +102,7 @@ def test_large_writes_reach_the_file_at_most_1mib_a_call(
     the same bytes in calls of 1 MiB (local_writer.WRITE_CALL): every path that writes a
     file hands it over in calls of at most that, short writes included, and the bytes are
     the ones given."""
-    from graveler.objectstore import local_writer
+    from graveler.storage.objectstore import local_writer
 
     recorder = _WriteRecorder(most)
     monkeypatch.setattr(local_writer, "os", recorder)

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from graveler.errors import InvalidURI
-from graveler.objectstore import open_object_store
-from graveler.objectstore.memory import (
+from graveler.core.errors import InvalidURI
+from graveler.storage.objectstore import open_object_store
+from graveler.storage.objectstore.memory import (
     MemoryObjectStore,
     clear_memory_stores,
     open_memory_store,

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from botocore.retries import standard
 
-from graveler.errors import InvalidArgument, InvalidURI, ObjectNotFound, StorageError
-from graveler.objectstore import open_object_store
-from graveler.objectstore.s3 import S3ObjectStore
+from graveler.core.errors import InvalidArgument, InvalidURI, ObjectNotFound, StorageError
+from graveler.storage.objectstore import open_object_store
+from graveler.storage.objectstore.s3 import S3ObjectStore
 from tests.objectstore.helpers import CountingReader, FlakyProxy, ReaderBroke
 
 MiB = 1 << 20

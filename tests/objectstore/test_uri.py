@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from graveler.errors import InvalidKey, InvalidURI
-from graveler.objectstore import join_uri, open_object_store
-from graveler.objectstore.keys import MAX_KEY_BYTES, validate_key, validate_prefix
-from graveler.objectstore.local import LocalObjectStore
-from graveler.objectstore.memory import MemoryObjectStore
-from graveler.objectstore.s3 import S3ObjectStore
+from graveler.core.errors import InvalidKey, InvalidURI
+from graveler.storage.objectstore import join_uri, open_object_store
+from graveler.storage.objectstore.keys import MAX_KEY_BYTES, validate_key, validate_prefix
+from graveler.storage.objectstore.local import LocalObjectStore
+from graveler.storage.objectstore.memory import MemoryObjectStore
+from graveler.storage.objectstore.s3 import S3ObjectStore
 
 
 def test_dispatch_by_scheme(tmp_path: Path) -> None:

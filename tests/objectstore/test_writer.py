@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from graveler.errors import InvalidKey
-from graveler.objectstore import ObjectInfo, ObjectStore
+from graveler.core.errors import InvalidKey
+from graveler.storage.objectstore import ObjectInfo, ObjectStore
 
 MiB = 1 << 20
 

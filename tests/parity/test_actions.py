@@ -10,9 +10,9 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from graveler.errors import HookAborted, InvalidAction
-from graveler.hookevents import HookEvent
-from graveler.hooks.actions import Action, load_actions, matched_actions, parse_action
+from graveler.core.errors import HookAborted, InvalidAction
+from graveler.core.hookevents import HookEvent
+from graveler.versioning.hooks.actions import Action, load_actions, matched_actions, parse_action
 from tests.parity import hookfuncs
 
 URL = "https://api.example.com/webhook1?t=1za2PbkZK1bd4prMuTDr6BeEQwWYcX2R"
@@ -389,7 +389,7 @@ def test_webhook_failures(make_repo, receiver, monkeypatch):
 def test_one_operation_reads_its_action_files_once(make_repo, monkeypatch):
     """The pre- and post- hooks of a commit see the same tree: its action files are read and
     parsed once (kept by metarange ID), not once per event."""
-    from graveler import reads
+    from graveler.views import reads
 
     repo = make_repo()
     action = b"name: noop\non:\n  pre-commit:\n  post-commit:\nhooks: []\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from graveler import KeyConflict, Resolution
-from graveler.errors import InvalidArgument, MergeConflict, NotFound
+from graveler.core.errors import InvalidArgument, MergeConflict, NotFound
 
 
 @pytest.fixture

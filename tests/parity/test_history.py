@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graveler.errors import (
+from graveler.core.errors import (
     DirtyBranch,
     InvalidArgument,
     InvalidRef,
@@ -13,7 +13,7 @@ from graveler.errors import (
     ObjectNotFound,
     ProtectedBranch,
 )
-from graveler.operations import _seal, update_branch
+from graveler.versioning.commit import _seal, update_branch
 
 
 def _paths(repo, ref):

@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 from graveler import HookContext, HookEvent, HookRegistry
-from graveler.errors import HookAborted, InvalidArgument, NotFound, TagNotFound
-from graveler.hooks.registry import installed_entry_points
+from graveler.core.errors import HookAborted, InvalidArgument, NotFound, TagNotFound
+from graveler.versioning.hooks.registry import installed_entry_points
 
 
 class Recorder:
@@ -263,19 +263,19 @@ def test_entry_points_are_scanned_only_when_a_distribution_may_declare_some(tmp_
     one, or with anything the text search cannot read (a zip, an egg), it runs as before."""
     import subprocess
 
-    from graveler.hooks.registry import _declared_anywhere
+    from graveler.versioning.hooks.registry import _declared_anywhere
 
-    assert not _declared_anywhere("graveler.hooks.no-such-group")
+    assert not _declared_anywhere("graveler.versioning.hooks.no-such-group")
     assert _declared_anywhere("console_scripts")
     site = tmp_path / "site"
     (site / "other-1.0.dist-info").mkdir(parents=True)
     (site / "other-1.0.dist-info" / "entry_points.txt").write_text("[x]\na = b:c\n")
     monkeypatch.syspath_prepend(str(site))
-    assert not _declared_anywhere("graveler.hooks.no-such-group")
+    assert not _declared_anywhere("graveler.versioning.hooks.no-such-group")
     (site / "old.egg").mkdir()
-    assert _declared_anywhere("graveler.hooks.no-such-group")
+    assert _declared_anywhere("graveler.versioning.hooks.no-such-group")
     code = (
-        "import sys; from graveler.hooks.registry import installed_entry_points; "
+        "import sys; from graveler.versioning.hooks.registry import installed_entry_points; "
         "assert installed_entry_points('graveler.hooks') == (); "
         "print('importlib.metadata' in sys.modules)"
     )

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from graveler import Graveler, HookRegistry
-from graveler.entry import decode, physical_address_of
-from graveler.errors import (
+from graveler.core.errors import (
     CorruptFile,
     DirtyBranch,
     HookAborted,
@@ -19,8 +18,9 @@ from graveler.errors import (
     NoChanges,
     ProtectedBranch,
 )
-from graveler.fsck import ProblemKind, fsck
-from graveler.gc import RetentionRules, collect_garbage
+from graveler.maintenance.fsck import ProblemKind, fsck
+from graveler.maintenance.gc import RetentionRules, collect_garbage
+from graveler.storage.entry import decode, physical_address_of
 
 FILES = [f"{d}prefix-{p}/file{n:06d}" for d in ("", "nested/") for p in (1, 2) for n in (1, 2, 3)]
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graveler.commits import make_commit
-from graveler.errors import InvalidArgument
+from graveler.core.errors import InvalidArgument
+from graveler.views.history import make_commit
 
 BASE = datetime(1999, 12, 31, 23, 59, 59, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from graveler.cli import main
-from graveler.errors import (
+from graveler.core.errors import (
     DirtyBranch,
     InvalidArgument,
     InvalidRef,

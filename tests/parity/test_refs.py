@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graveler.commits import make_commit
-from graveler.errors import InvalidName, InvalidRef, RefNotFound
-from graveler.refexpr import RefExpression, parse_ref
+from graveler.core.errors import InvalidName, InvalidRef, RefNotFound
+from graveler.views.history import make_commit
+from graveler.views.refexpr import RefExpression, parse_ref
 
 # Ported from lakeFS pkg/graveler/ref/parse_ref_test.go TestParseRef (same table).
 PARSE_TABLE = [
@@ -119,7 +119,7 @@ def test_dereference_with_graph(repo):
 # by commit ID, branch (its head), ``branch@`` or another tag; ``branch$`` (uncommitted
 # changes) is refused as bad input, an unknown ref is not found, a taken name conflicts.
 def test_create_tag_cases_of_lakefs(repo):
-    from graveler.errors import AlreadyExists
+    from graveler.core.errors import AlreadyExists
 
     repo.put("main", "foo/bar1", b"1")
     head = repo.commit("main", "some message")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graveler.errors import BranchNotFound, ObjectNotFound
-from graveler.operations import _seal, update_branch
+from graveler.core.errors import BranchNotFound, ObjectNotFound
+from graveler.versioning.commit import _seal, update_branch
 
 
 def test_get_staging_only(repo):

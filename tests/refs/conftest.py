@@ -18,11 +18,11 @@ import pytest
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from graveler.model import Branch, Commit, RangeSettings, Repository
-from graveler.refs.scratch import scratch_schema
-from graveler.refs.sql import SqlMetadataStore
-from graveler.refs.sqlite_store import SqliteMetadataStore
-from graveler.refs.store import MetadataStore
+from graveler.core.model import Branch, Commit, RangeSettings, Repository
+from graveler.storage.refs.scratch import scratch_schema
+from graveler.storage.refs.sql import SqlMetadataStore
+from graveler.storage.refs.sqlite_store import SqliteMetadataStore
+from graveler.storage.refs.store import MetadataStore
 
 PG_ENV = "GRAVELER_TEST_POSTGRES_URL"
 

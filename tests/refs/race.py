@@ -13,10 +13,10 @@ import threading
 import uuid
 from dataclasses import dataclass, field, replace
 
-from graveler.model import StagedEntry
-from graveler.refs.sql import SqlMetadataStore
-from graveler.refs.sqlite_store import SqliteMetadataStore
-from graveler.refs.store import MetadataStore
+from graveler.core.model import StagedEntry
+from graveler.storage.refs.sql import SqlMetadataStore
+from graveler.storage.refs.sqlite_store import SqliteMetadataStore
+from graveler.storage.refs.store import MetadataStore
 
 
 @dataclass

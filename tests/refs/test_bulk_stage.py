@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from graveler.model import StagedEntry
-from graveler.refs.store import MetadataStore
+from graveler.core.model import StagedEntry
+from graveler.storage.refs.store import MetadataStore
 from tests.refs.conftest import new_repository
 
 COUNT = 200_000

@@ -1,4 +1,4 @@
-"""The SQLite change marker (``graveler.refs.changes``): it moves on every commit by any
+"""The SQLite change marker (``graveler.storage.refs.changes``): it moves on every commit by any
 connection or process, and stays put otherwise; the ``PRAGMA data_version`` fallback too."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from graveler.refs.changes import ChangeMarker, sqlite_marker
+from graveler.storage.refs.changes import ChangeMarker, sqlite_marker
 
 
 def _database(path: Path) -> sqlite3.Connection:
@@ -93,7 +93,7 @@ def test_a_forked_child_reads_the_header_without_the_mapping(tmp_path: Path) -> 
     as a change. It runs in a process of its own: a crash must not take the test run."""
     script = f"""
 import os, sqlite3
-from graveler.refs.changes import sqlite_marker
+from graveler.storage.refs.changes import sqlite_marker
 path = {str(tmp_path / "db.sqlite")!r}
 writer = sqlite3.connect(path, isolation_level=None)
 writer.execute("PRAGMA journal_mode = WAL")

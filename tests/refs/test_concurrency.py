@@ -11,10 +11,10 @@ from dataclasses import replace
 
 import pytest
 
-from graveler.errors import BranchMoved, StorageError
-from graveler.model import Branch
-from graveler.refs.sql import SqlMetadataStore
-from graveler.refs.store import MetadataStore
+from graveler.core.errors import BranchMoved, StorageError
+from graveler.core.model import Branch
+from graveler.storage.refs.sql import SqlMetadataStore
+from graveler.storage.refs.store import MetadataStore
 from tests.refs import race
 from tests.refs.conftest import new_repository, opener
 

@@ -1,7 +1,7 @@
 """SQLite durability levels: writes of staged entries (stage, drop) commit with
 ``synchronous=NORMAL``, every other write (branch moves, commits, tags, repositories) with
 ``synchronous=FULL`` (see
-``graveler.refs.db.Database.write``). The crash trials of ``tests/stress`` check what this
+``graveler.storage.refs.db.Database.write``). The crash trials of ``tests/stress`` check what this
 means for a killed process: every acknowledged write is still there."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import event
 
-from graveler.model import StagedEntry
-from graveler.refs.db import Database
-from graveler.refs.sql import SqlMetadataStore
+from graveler.core.model import StagedEntry
+from graveler.storage.refs.db import Database
+from graveler.storage.refs.sql import SqlMetadataStore
 from tests.refs.conftest import T0, a_commit, new_repository
 
 
@@ -142,9 +142,9 @@ def test_the_stdlib_store_is_relaxed_for_staging_and_full_for_branch_moves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same levels, through the embedded store's one write path
-    (``graveler.refs.sqlite_db``), as the SQLAlchemy store's above."""
-    from graveler.refs import sqlite_db
-    from graveler.refs.sqlite_store import SqliteMetadataStore
+    (``graveler.storage.refs.sqlite_db``), as the SQLAlchemy store's above."""
+    from graveler.storage.refs import sqlite_db
+    from graveler.storage.refs.sqlite_store import SqliteMetadataStore
 
     store = SqliteMetadataStore(tmp_path / "refs.db")
     new_repository(store)
@@ -176,9 +176,9 @@ def test_the_stdlib_store_is_relaxed_for_staging_and_full_for_branch_moves(
 def test_both_stores_read_what_the_other_wrote(tmp_path: Path) -> None:
     """One database file, opened by both stores: repositories, commits (times as the same
     text), branches, tags, staged entries and hook runs round-trip either way."""
-    from graveler.hookevents import HookEvent, HookResult, HookRun, HookStatus
-    from graveler.model import Tag
-    from graveler.refs.sqlite_store import SqliteMetadataStore
+    from graveler.core.hookevents import HookEvent, HookResult, HookRun, HookStatus
+    from graveler.core.model import Tag
+    from graveler.storage.refs.sqlite_store import SqliteMetadataStore
 
     url = f"sqlite:///{tmp_path / 'refs.db'}"
     with SqlMetadataStore(url) as orm, SqliteMetadataStore(url) as lite:
@@ -224,7 +224,7 @@ def test_stdlib_connections_end_with_their_thread_or_the_store(tmp_path: Path) -
     import gc
     import threading
 
-    from graveler.refs.sqlite_store import SqliteMetadataStore
+    from graveler.storage.refs.sqlite_store import SqliteMetadataStore
 
     store = SqliteMetadataStore(tmp_path / "refs.db")
     new_repository(store)

@@ -10,11 +10,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect
 
-import graveler.refs
-from graveler.errors import InvalidArgument, StorageError
-from graveler.refs.migrate import current_revision, head_revision, upgrade
-from graveler.refs.schema import VERSION_TABLE, metadata
-from graveler.refs.sql import SqlMetadataStore
+import graveler.storage.refs
+from graveler.core.errors import InvalidArgument, StorageError
+from graveler.storage.refs.migrate import current_revision, head_revision, upgrade
+from graveler.storage.refs.schema import VERSION_TABLE, metadata
+from graveler.storage.refs.sql import SqlMetadataStore
 
 TABLES = {
     "graveler_repositories",
@@ -92,7 +92,7 @@ def test_unmigrated_database_gives_a_clear_storage_error(db_url: str) -> None:
 
 
 def test_migration_scripts_ship_inside_the_package() -> None:
-    scripts = Path(graveler.refs.__file__).parent / "migrations"
+    scripts = Path(graveler.storage.refs.__file__).parent / "migrations"
     assert (scripts / "env.py").is_file()
     assert (scripts / "versions" / "0001_initial.py").is_file()
 
@@ -118,7 +118,7 @@ def test_sqlite_parent_directory_is_created(tmp_path: Path) -> None:
 
 
 def test_head_revision_constant_matches_the_scripts() -> None:
-    from graveler.refs.migrate import HEAD_REVISION
+    from graveler.storage.refs.migrate import HEAD_REVISION
 
     assert head_revision() == HEAD_REVISION
 
@@ -130,7 +130,7 @@ def test_opening_a_current_database_does_not_import_alembic(tmp_path) -> None:
     url = f"sqlite:///{tmp_path / 'refs.db'}"
     upgrade(url)
     code = (
-        "import sys; from graveler.refs.sql import SqlMetadataStore; "
+        "import sys; from graveler.storage.refs.sql import SqlMetadataStore; "
         f"SqlMetadataStore({url!r}).close(); print('alembic' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -141,8 +141,8 @@ def test_opening_a_current_database_does_not_import_alembic(tmp_path) -> None:
 
 
 def test_stdlib_store_creates_or_migrates_through_alembic_then_works(tmp_path: Path) -> None:
-    from graveler.refs.revision import HEAD_REVISION
-    from graveler.refs.sqlite_store import SqliteMetadataStore, schema_revision
+    from graveler.storage.refs.revision import HEAD_REVISION
+    from graveler.storage.refs.sqlite_store import SqliteMetadataStore, schema_revision
 
     fresh = tmp_path / ".graveler" / "refs.db"  # neither the file nor its directory exist
     with SqliteMetadataStore(f"sqlite:///{fresh}") as store:
@@ -159,7 +159,7 @@ def test_stdlib_store_creates_or_migrates_through_alembic_then_works(tmp_path: P
 def test_stdlib_store_refuses_a_newer_schema_and_an_unmigrated_one(tmp_path: Path) -> None:
     import sqlite3
 
-    from graveler.refs.sqlite_store import SqliteMetadataStore
+    from graveler.storage.refs.sqlite_store import SqliteMetadataStore
 
     newer = tmp_path / "newer.db"
     upgrade(f"sqlite:///{newer}")
@@ -184,7 +184,7 @@ def test_the_stdlib_store_on_a_current_database_imports_no_sqlalchemy(tmp_path: 
     url = f"sqlite:///{tmp_path / 'refs.db'}"
     upgrade(url)
     code = (
-        "import sys; from graveler.refs.store import open_metadata_store; "
+        "import sys; from graveler.storage.refs.store import open_metadata_store; "
         f"s = open_metadata_store({url!r}); s.list_repositories(); s.close(); "
         "print(sorted(m for m in ('sqlalchemy', 'alembic') if m in sys.modules))"
     )

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graveler.errors import (
+from graveler.core.errors import (
     AlreadyExists,
     BranchMoved,
     BranchNotFound,
@@ -16,9 +16,9 @@ from graveler.errors import (
     RepositoryNotFound,
     TagNotFound,
 )
-from graveler.model import StagedEntry, Tag
-from graveler.refs import rows
-from graveler.refs.store import MetadataStore
+from graveler.core.model import StagedEntry, Tag
+from graveler.storage.refs import rows
+from graveler.storage.refs.store import MetadataStore
 from tests.refs.conftest import T0, a_branch, a_commit, a_repository, new_repository
 
 # --- repositories -----------------------------------------------------------------------------

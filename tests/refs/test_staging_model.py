@@ -8,8 +8,8 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graveler.model import StagedEntry
-from graveler.refs.store import MetadataStore
+from graveler.core.model import StagedEntry
+from graveler.storage.refs.store import MetadataStore
 from tests.refs.conftest import a_branch, new_repository
 
 # Few atoms so that keys share prefixes often; 0x00 / 0x80 / 0xFF and UTF-8 test byte order.

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from graveler.errors import BranchNotFound, InvalidArgument
-from graveler.model import StagedEntry
-from graveler.refs.store import MetadataStore
+from graveler.core.errors import BranchNotFound, InvalidArgument
+from graveler.core.model import StagedEntry
+from graveler.storage.refs.store import MetadataStore
 from tests.refs.conftest import OpenStore, new_repository
 
 #: Bytewise order, including NUL, 0xFF, keys that prefix others, and non-ASCII UTF-8.
@@ -219,9 +219,9 @@ def test_a_missing_or_protected_branch_refuses_every_size_of_call(
     store: MetadataStore, token: str, count: int
 ) -> None:
     """SQLite stages calls of a few entries in one statement each
-    (graveler.refs.sqlite_stage), longer ones in chunks: both refuse alike and write
+    (graveler.storage.refs.sqlite_stage), longer ones in chunks: both refuse alike and write
     nothing."""
-    from graveler.errors import ProtectedBranch
+    from graveler.core.errors import ProtectedBranch
 
     entries = [value(b"k%d" % i) for i in range(count)]
     with pytest.raises(BranchNotFound):

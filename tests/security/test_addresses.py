@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graveler.entry import ObjectEntry
-from graveler.errors import InvalidArgument, ObjectNotFound
+from graveler.core.errors import InvalidArgument, ObjectNotFound
 from graveler.repository import Repository
+from graveler.storage.entry import ObjectEntry
 
 OUTSIDE = [
     "../../../../etc/passwd",

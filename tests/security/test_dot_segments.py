@@ -20,9 +20,9 @@ import pytest
 
 from graveler.cli import main
 from graveler.client import Graveler
-from graveler.entry import ObjectEntry
-from graveler.errors import InvalidKey
+from graveler.core.errors import InvalidKey
 from graveler.repository import Repository
+from graveler.storage.entry import ObjectEntry
 
 BAD = ["../x.txt", "a/../x.txt", "./x.txt", "a/./x.txt", "a/..", "a/.", ".."]
 #: Dots that are part of a name, not a segment of their own.

@@ -13,8 +13,8 @@ import pytest
 
 from graveler.cli import main
 from graveler.client import Graveler
-from graveler.fsck import ProblemKind, fsck
-from graveler.gc import RetentionRules, collect_garbage
+from graveler.maintenance.fsck import ProblemKind, fsck
+from graveler.maintenance.gc import RetentionRules, collect_garbage
 from graveler.repository import Repository
 
 RULES = RetentionRules(default_days=7)

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from graveler.client import Graveler
-from graveler.errors import AlreadyExists
-from graveler.gc import RetentionRules, collect_garbage
-from graveler.model import Branch, RangeSettings
-from graveler.model import Repository as RepositoryInfo
+from graveler.core.errors import AlreadyExists
+from graveler.core.model import Branch, RangeSettings
+from graveler.core.model import Repository as RepositoryInfo
+from graveler.maintenance.gc import RetentionRules, collect_garbage
 from graveler.repository import Repository
-from graveler.staging import new_staging_token
+from graveler.views.layers import new_staging_token
 
 MARKER = "_graveler/repository.json"
 NO_GRACE = timedelta(0)
@@ -41,9 +41,9 @@ SPELLINGS: dict[str, Callable[[Path], str]] = {
 def insert_the_old_way(client: Graveler, name: str, namespace: str) -> RepositoryInfo:
     """A repository row as versions without namespace checks wrote it: no check, no marker."""
     from graveler.client import INITIAL_COMMIT_MESSAGE
-    from graveler.commits import make_commit
-    from graveler.committed.splitter import DEFAULT_RANGE_SETTINGS
-    from graveler.model import EMPTY_METARANGE_ID
+    from graveler.core.model import EMPTY_METARANGE_ID
+    from graveler.storage.committed.splitter import DEFAULT_RANGE_SETTINGS
+    from graveler.views.history import make_commit
 
     created = datetime.now(UTC)
     settings: RangeSettings = DEFAULT_RANGE_SETTINGS
@@ -57,8 +57,8 @@ def insert_the_old_way(client: Graveler, name: str, namespace: str) -> Repositor
 
 def opened_the_old_way(client: Graveler, info: RepositoryInfo) -> Repository:
     """A handle as versions without the open check made it (no marker read or written)."""
-    from graveler.committed.manager import CommittedManager
-    from graveler.context import RepositoryParts
+    from graveler.storage.committed.manager import CommittedManager
+    from graveler.views.context import RepositoryParts
 
     store = client.object_store(info.storage_namespace)
     committed = CommittedManager(store, client.cache, info.range_settings)
@@ -163,7 +163,7 @@ def test_gc_refuses_to_collect_a_namespace_nested_inside_its_data(
 def test_gc_and_fsck_refuse_a_namespace_whose_marker_names_another_repository(
     clients: dict[str, Graveler], tmp_path: Path
 ) -> None:
-    from graveler.fsck import fsck
+    from graveler.maintenance.fsck import fsck
 
     repo = clients["one"].create_repository("alpha", (tmp_path / "ns").as_uri())
     with_data(repo)

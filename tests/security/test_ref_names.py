@@ -13,10 +13,10 @@ import pytest
 
 from graveler.cli import main
 from graveler.client import Graveler
-from graveler.errors import InvalidName
-from graveler.model import Branch, Tag
+from graveler.core.errors import InvalidName
+from graveler.core.model import Branch, Tag
 from graveler.repository import Repository
-from graveler.staging import new_staging_token
+from graveler.views.layers import new_staging_token
 
 LOOK_ALIKES = {
     "zero-width space": "ma\u200bin",

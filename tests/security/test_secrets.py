@@ -20,7 +20,7 @@ import pytest
 import tests.airflow.conftest  # noqa: F401  (AIRFLOW_HOME in a temporary directory first)
 from graveler.cli import main
 from graveler.client import Graveler
-from graveler.errors import GravelerError
+from graveler.core.errors import GravelerError
 from tests.security.secrets import (
     PASSWORD,
     S3_SECRET,

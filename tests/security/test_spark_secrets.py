@@ -30,7 +30,7 @@ def test_data_source_option_errors(spark: Any, url: str) -> None:
         )
     for failed in (read, written):
         text = shown(failed.value)
-        assert "graveler.errors." in text  # our error, carried out by Spark
+        assert "graveler.core.errors." in text  # our error, carried out by Spark
         assert_hidden(text)
 
 

@@ -9,9 +9,9 @@ import pytest
 from graveler_spark import collect_garbage_spark
 
 from graveler.cli import main
-from graveler.fsck import fsck
-from graveler.gc import collect_garbage
-from graveler.gc.ledger import EXPIRED_PREFIX
+from graveler.maintenance.fsck import fsck
+from graveler.maintenance.gc import collect_garbage
+from graveler.maintenance.gc.ledger import EXPIRED_PREFIX
 from tests.gc.model import model_garbage, staged_addresses
 from tests.gc.scenario import random_scenario
 from tests.spark.conftest import Lake

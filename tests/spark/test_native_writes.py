@@ -17,7 +17,7 @@ from graveler_spark.datasource import GravelerDataSource
 from graveler_spark.shim_writes import FILES_OPTION, JOB_OPTION, SCHEMA_OPTION, WRITE_OPTION
 from pyspark.sql import functions as F
 
-from graveler.errors import MergeConflict
+from graveler.core.errors import MergeConflict
 from tests.spark.conftest import Lake
 
 GENERATION = "graveler-spark-generation"

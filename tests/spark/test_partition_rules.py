@@ -23,7 +23,7 @@ from pyspark.sql.datasource import (
     StringStartsWith,
 )
 
-from graveler.errors import InvalidArgument
+from graveler.core.errors import InvalidArgument
 
 
 def test_directory_names_escape_like_spark() -> None:

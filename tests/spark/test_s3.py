@@ -11,7 +11,7 @@ from graveler_spark import collect_garbage_spark, write_native
 from pyspark.sql import functions as F
 
 from graveler.client import Graveler
-from graveler.gc import RetentionRules, collect_garbage
+from graveler.maintenance.gc import RetentionRules, collect_garbage
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from graveler_spark.settings import from_spark_conf, resolve
 from graveler_spark.storage import store_for
 
 from graveler import ClientSettings
-from graveler.errors import StorageError
+from graveler.core.errors import StorageError
 
 SECRET = "s3cr3t-" + uuid.uuid4().hex
 

@@ -23,7 +23,7 @@ CHILD = textwrap.dedent(
     import json, sys
     from pyspark.sql import SparkSession
     from graveler import Graveler
-    from graveler.errors import InvalidArgument
+    from graveler.core.errors import InvalidArgument
     import graveler_spark
     from graveler_spark import shim
 

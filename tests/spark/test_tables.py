@@ -12,7 +12,7 @@ import pytest
 from graveler_spark import read_native, write_native
 from pyspark.sql import functions as F
 
-from graveler.errors import MergeConflict
+from graveler.core.errors import MergeConflict
 from tests.spark.conftest import Lake
 
 

@@ -22,7 +22,7 @@ import boto3
 import pytest
 
 from graveler.client import Graveler
-from graveler.refs.scratch import scratch_schema
+from graveler.storage.refs.scratch import scratch_schema
 from tests.objectstore.conftest import moto_endpoint
 from tests.spark_cluster.cluster import StandaloneCluster, can_unshare, clean_env
 

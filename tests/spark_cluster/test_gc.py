@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from graveler_spark.submit import CLI_SCRIPT
 
-from graveler.gc import RetentionRules, collect_garbage
+from graveler.maintenance.gc import RetentionRules, collect_garbage
 from graveler.repository import Repository
 from tests.spark_cluster.cluster import StandaloneCluster, Submitted, run_logged
 from tests.spark_cluster.conftest import (

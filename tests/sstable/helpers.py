@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rocksdict import Options, Rdict
 
-from graveler.sstable import SstWriter
+from graveler.storage.sstable import SstWriter
 
 
 def write_sst(path: Path, items: Iterable[tuple[bytes, bytes]], block_size: int = 16 * 1024) -> int:

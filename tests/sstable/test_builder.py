@@ -12,15 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graveler.errors import CorruptFile
-from graveler.sstable import FORMAT_VERSION, SstReader
-from graveler.sstable.builder import (
+from graveler.core.errors import CorruptFile
+from graveler.storage.sstable import FORMAT_VERSION, SstReader
+from graveler.storage.sstable.builder import (
     TableBuilder,
     encode_block,
     entry_sizes,
     table_properties,
 )
-from graveler.sstable.format import CHECKSUM_XXH3
+from graveler.storage.sstable.format import CHECKSUM_XXH3
 from tests.sstable.helpers import ingest_and_dump
 
 Items = list[tuple[bytes, bytes]]

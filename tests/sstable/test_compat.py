@@ -17,8 +17,8 @@ from rocksdict import (
     SstFileWriter,
 )
 
-from graveler.errors import CorruptFile, UnsupportedFormat
-from graveler.sstable import SstReader
+from graveler.core.errors import CorruptFile, UnsupportedFormat
+from graveler.storage.sstable import SstReader
 
 ITEMS = sorted((b"k%05d" % i + b"\x00" * (i % 3), b"%d" % i * (i % 60)) for i in range(1500))
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from graveler.errors import CorruptFile
-from graveler.sstable import SstReader
-from graveler.sstable.format import FOOTER_SIZE, TRAILER_SIZE
+from graveler.core.errors import CorruptFile
+from graveler.storage.sstable import SstReader
+from graveler.storage.sstable.format import FOOTER_SIZE, TRAILER_SIZE
 
 from .helpers import write_sst
 

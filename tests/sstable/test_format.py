@@ -1,4 +1,4 @@
-"""Low-level decoding helpers of graveler.sstable.format."""
+"""Low-level decoding helpers of graveler.storage.sstable.format."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graveler.errors import CorruptFile, UnsupportedFormat
-from graveler.sstable.format import (
+from graveler.core.errors import CorruptFile, UnsupportedFormat
+from graveler.storage.sstable.format import (
     CHECKSUM_CRC32C,
     CHECKSUM_NONE,
     CHECKSUM_XXH3,

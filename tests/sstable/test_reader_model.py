@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graveler.sstable import SstReader
+from graveler.storage.sstable import SstReader
 
 from .helpers import ingest_and_dump, write_sst
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from graveler.errors import InvalidArgument, StorageError
-from graveler.sstable import SstReader, SstWriter, table_bytes
-from graveler.sstable.format import CHECKSUM_XXH3
+from graveler.core.errors import InvalidArgument, StorageError
+from graveler.storage.sstable import SstReader, SstWriter, table_bytes
+from graveler.storage.sstable.format import CHECKSUM_XXH3
 
 from .helpers import ingest_and_dump, write_sst
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from graveler.client import Graveler
-from graveler.fsck import fsck
+from graveler.maintenance.fsck import fsck
 from graveler.repository import Repository
 from tests.stress.workload import WRITE_BRANCHES, Config
 

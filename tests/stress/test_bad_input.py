@@ -14,13 +14,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from graveler import uri as uris
 from graveler.cli import main
 from graveler.client import Graveler
-from graveler.errors import GravelerError
-from graveler.objectstore import open_object_store
+from graveler.core import uri as uris
+from graveler.core.errors import GravelerError
 from graveler.repository import Repository
-from graveler.staging import merged_staging
+from graveler.storage.objectstore import open_object_store
+from graveler.views.layers import merged_staging
 
 TRICKY = [
     "", " ", ".", "..", "/", "a/", "/a", "a//b", "a/../b", "~", "^", "main~", "main^2",

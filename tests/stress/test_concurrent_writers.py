@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from graveler.client import Graveler
-from graveler.errors import NoChanges
+from graveler.core.errors import NoChanges
 from graveler.repository import Repository
 from tests.stress.harness import REPO, Ledger, check_invariants, create_repository, spawn
 from tests.stress.workload import WRITE_BRANCHES, Config

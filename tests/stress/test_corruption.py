@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from graveler.client import Graveler
-from graveler.committed.cache import STALE_TEMP_SECONDS, TieredCache
-from graveler.committed.files import TREE_PREFIX
-from graveler.errors import CorruptFile
-from graveler.model import RangeSettings
+from graveler.core.errors import CorruptFile
+from graveler.core.model import RangeSettings
 from graveler.repository import Repository
+from graveler.storage.committed.cache import STALE_TEMP_SECONDS, TieredCache
+from graveler.storage.committed.files import TREE_PREFIX
 from tests.objectstore.conftest import aws_env, moto_endpoint, s3_bucket, s3_client  # noqa: F401
 
 SMALL_RANGES = RangeSettings(min_size=0, max_size=800, raggedness=4)

@@ -19,10 +19,10 @@ import pytest
 from botocore.retries import standard
 
 from graveler.client import Graveler
-from graveler.errors import StorageError
-from graveler.fsck import fsck
-from graveler.objectstore.s3 import S3ObjectStore
+from graveler.core.errors import StorageError
+from graveler.maintenance.fsck import fsck
 from graveler.repository import Repository
+from graveler.storage.objectstore.s3 import S3ObjectStore
 from tests.objectstore.conftest import aws_env, moto_endpoint, s3_bucket, s3_client  # noqa: F401
 from tests.objectstore.helpers import FAULT_KINDS, FaultProxy, FlakyProxy
 

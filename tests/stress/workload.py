@@ -36,9 +36,9 @@ from typing import Any, BinaryIO, TextIO, cast
 from sqlalchemy import event
 
 from graveler.client import Graveler
-from graveler.errors import BranchMoved, NoChanges
-from graveler.refs import sqlite_conn
+from graveler.core.errors import BranchMoved, NoChanges
 from graveler.repository import Repository
+from graveler.storage.refs import sqlite_conn
 
 WRITE_BRANCHES = ("w0", "w1", "w2", "w3")
 BIG_OBJECT = 5 << 19  # 2.5 MiB: three chunks of the stores' 1 MiB reads

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from graveler.errors import MergeConflict, TableConflict
+from graveler.core.errors import MergeConflict, TableConflict
 from graveler.repository import Repository
 from graveler.tables import registry
 from graveler.tables.port import Side, TableChange, TableMergeContext

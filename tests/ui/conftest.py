@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from graveler.client import Graveler
 from graveler.repository import Repository
-from graveler.ui import UIOptions, create_app
+from graveler.server.ui import UIOptions, create_app
 from tests.ui import sample
 
 

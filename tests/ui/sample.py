@@ -13,9 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from graveler.client import Graveler
-from graveler.model import Branch
+from graveler.core.model import Branch
 from graveler.repository import Repository
-from graveler.staging import new_staging_token
+from graveler.views.layers import new_staging_token
 
 XSS = '<script>alert("x")</script>'
 XSS_KEY = f"notes/{XSS}.txt"
@@ -75,7 +75,7 @@ def build(gv: Graveler) -> Repository:
     repo.put(running, "tables/orders/part-2026-11-05.parquet", parquet(5))
     repo.create_branch(DAGSTER_BRANCH, "main")
     repo.put(DAGSTER_BRANCH, "tables/customers/customers.csv", b"id,name\n1,alice\n")
-    # No such name can be created now (graveler.validate); one an older version stored
+    # No such name can be created now (graveler.core.validate); one an older version stored
     # still shows up in the UI, so it is inserted as that version stored it.
     head = repo.branch("main").commit_id
     repo.refs.create_branch(repo.name, Branch(XSS_BRANCH, head, new_staging_token("lake", "x")))

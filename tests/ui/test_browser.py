@@ -20,8 +20,8 @@ from playwright.sync_api import expect, sync_playwright
 
 from graveler.client import Graveler
 from graveler.repository import Repository
-from graveler.ui import UIOptions, create_app
-from graveler.ui.server import UIServer, allowed_hosts
+from graveler.server.listen import UIServer, allowed_hosts
+from graveler.server.ui import UIOptions, create_app
 from tests.ui import sample
 
 pytestmark = pytest.mark.slow

@@ -13,10 +13,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graveler.client import Graveler
-from graveler.iceberg import GravelerCatalog
 from graveler.repository import Repository
-from graveler.ui import create_app
-from graveler.ui.links import Links
+from graveler.server.ui import create_app
+from graveler.server.ui.links import Links
+from graveler.tables.iceberg import GravelerCatalog
 from tests.iceberg.helpers import SCHEMA, rows
 from tests.ui.html import elements, links
 

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from fastapi.testclient import TestClient
 
 from graveler.client import Graveler
-from graveler.entry import ObjectEntry
 from graveler.repository import Repository
-from graveler.ui import Links, UIOptions, create_app
+from graveler.server.ui import Links, UIOptions, create_app
+from graveler.storage.entry import ObjectEntry
 from tests.ui import sample
 from tests.ui.html import elements, links
 

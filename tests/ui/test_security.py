@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graveler.client import Graveler
-from graveler.ui import Links, create_app, templating
+from graveler.server.ui import Links, create_app, templating
 from tests.ui import sample
 from tests.ui.html import elements, links
 

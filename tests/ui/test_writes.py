@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from graveler.repository import Repository
-from graveler.ui import Links
+from graveler.server.ui import Links
 from tests.ui import sample
 from tests.ui.html import elements
 

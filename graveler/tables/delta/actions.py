@@ -5,7 +5,7 @@ A commit file holds one JSON object a line, each with one key naming the action 
 ``checkpointMetadata``, ``sidecar``). :class:`DeltaCommit` keeps every line's text, so a
 commit replayed elsewhere is written back byte for byte except the actions a replay
 rewrites (:meth:`DeltaCommit.replaced`). A file that is not such JSON raises
-:class:`graveler.errors.CorruptFile`: a table whose log cannot be read is never merged.
+:class:`graveler.core.errors.CorruptFile`: a table whose log cannot be read is never merged.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from graveler.errors import CorruptFile
+from graveler.core.errors import CorruptFile
 
 Action = dict[str, Any]
 

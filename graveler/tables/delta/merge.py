@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from graveler.errors import TableConflict
-from graveler.reads import read_entry
+from graveler.core.errors import TableConflict
 from graveler.tables.delta import paths
 from graveler.tables.delta.actions import Action, DeltaCommit
 from graveler.tables.delta.conflicts import DeltaConflict, ReadSnapshot, check
@@ -30,6 +29,7 @@ from graveler.tables.delta.predicates import read_set
 from graveler.tables.delta.replay import replay
 from graveler.tables.delta.snapshot import read_commit, read_snapshot
 from graveler.tables.port import Side, TableChange, TableMergeContext
+from graveler.views.reads import read_entry
 
 FORMAT = "delta"
 #: Writer features whose tables this merge replays faithfully. Others (row tracking, whose

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from graveler.errors import CorruptFile
+from graveler.core.errors import CorruptFile
 from graveler.tables.delta import paths
 from graveler.tables.delta.actions import Action, DeltaCommit
 from graveler.tables.delta.conflicts import ReadSnapshot

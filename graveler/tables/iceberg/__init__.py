@@ -3,6 +3,12 @@
 about tables changed on both sides (:data:`FORMAT`, a logical merge by Iceberg's own rules,
 :mod:`.merge`) and diffs describe as snapshots (:mod:`.diff`).
 
+:class:`GravelerCatalog` (public, :mod:`.pycatalog`) is a pyiceberg catalog over one
+repository, in process, with no server: what the Dagster and Airflow integrations use. The
+REST catalog that ``graveler serve`` mounts is :mod:`graveler.server.catalog`; both name
+tables ``REF.NAMESPACE....TABLE`` and share the engine, so a table written through either is
+the same table.
+
 Importing this package is cheap (the merge's registry imports it on every first merge);
 pyiceberg is imported when a table is actually merged (a diff reads metadata JSON only).
 Without pyiceberg installed the format is not offered (ImportError), and Iceberg tables
@@ -13,10 +19,16 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-from graveler.context import RepoContext
 from graveler.tables.iceberg.names import table_root
 from graveler.tables.port import TableChange, TableDiff, TableDiffContext, TableMergeContext
+from graveler.views.context import RepoContext
+
+if TYPE_CHECKING:
+    from graveler.tables.iceberg.pycatalog import GravelerCatalog
+
+__all__ = ["FORMAT", "GravelerCatalog", "IcebergFormat"]
 
 if importlib.util.find_spec("pyiceberg") is None:  # pragma: no cover - the tables extra
     raise ImportError("pyiceberg is not installed: pip install 'graveler[tables]'")
@@ -51,3 +63,11 @@ class IcebergFormat:
 
 
 FORMAT = IcebergFormat()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GravelerCatalog":  # imported on use: it pulls in pyiceberg's catalog stack
+        from graveler.tables.iceberg.pycatalog import GravelerCatalog
+
+        return GravelerCatalog
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,15 +7,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from graveler import validate
-from graveler.context import RepoContext
-from graveler.errors import AlreadyExists, InvalidArgument
-from graveler.model import Commit
+from graveler.core import validate
+from graveler.core.errors import AlreadyExists, InvalidArgument
+from graveler.core.model import Commit
 from graveler.tables.iceberg import state as st
 from graveler.tables.iceberg.commit import Edit, commit_message, commit_on_branch
 from graveler.tables.iceberg.fileio import NamespaceIO
 from graveler.tables.iceberg.names import POINTER, TableName, check_levels, marker_key
-from graveler.writes import store_object
+from graveler.versioning.writes import store_object
+from graveler.views.context import RepoContext
 
 
 class CatalogBase:

@@ -1,5 +1,5 @@
 """Iceberg namespaces and tables of one repository: the catalog's engine, under both the REST
-catalog (:mod:`graveler.iceberg.rest`) and the in-process pyiceberg catalog.
+catalog (:mod:`graveler.server.catalog.rest`) and the in-process pyiceberg catalog.
 
 The first level of every namespace is a ref. Reads work at any ref (a branch is read at
 its head commit); every change is one commit on a branch (:mod:`.commit`), refused at a tag
@@ -24,13 +24,13 @@ from pyiceberg.table.metadata import TableMetadataUtil, TableMetadataV1, new_tab
 from pyiceberg.table.sorting import SortOrder
 from pyiceberg.table.update import AssertCreate, update_table_metadata
 
-from graveler.errors import (
+from graveler.core.errors import (
     AlreadyExists,
     InvalidArgument,
     TableCommitFailed,
     TableNotFound,
 )
-from graveler.model import Commit
+from graveler.core.model import Commit
 from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg import state as st
 from graveler.tables.iceberg.base import checked_properties
@@ -48,7 +48,7 @@ from graveler.tables.iceberg.names import (
     location_for,
 )
 from graveler.tables.iceberg.namespaces import NamespaceOps
-from graveler.writes import make_linked_entry
+from graveler.versioning.writes import make_linked_entry
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graveler.context import RepoContext
-from graveler.errors import CorruptFile, GravelerError
-from graveler.reads import read_entry, stat_many
+from graveler.core.errors import CorruptFile, GravelerError
 from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.fileio import NamespaceIO
 from graveler.tables.iceberg.files import referenced
 from graveler.tables.iceberg.names import POINTER, address_of, key_for
+from graveler.views.context import RepoContext
+from graveler.views.reads import read_entry, stat_many
 
 
 def missing_files(repo: RepoContext, commit_id: str, root: str) -> Iterator[tuple[str, str]]:

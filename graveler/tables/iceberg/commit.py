@@ -18,22 +18,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graveler import validate
-from graveler.commits import make_commit
-from graveler.committed.apply import Change
-from graveler.context import RepoContext, hooked
-from graveler.entry import ObjectEntry
-from graveler.errors import ProtectedBranch
-from graveler.hookevents import EventRecord, HookEvent
-from graveler.model import Commit
-from graveler.operations import advance_branch, default_committer, retry_moved
-from graveler.reads import stat_many
+from graveler.core import validate
+from graveler.core.errors import ProtectedBranch
+from graveler.core.hookevents import EventRecord, HookEvent
+from graveler.core.model import Commit
+from graveler.storage.committed.apply import Change
+from graveler.storage.entry import ObjectEntry
 from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.fileio import NamespaceIO, WrittenFile
 from graveler.tables.iceberg.files import FileChanges, transition
 from graveler.tables.iceberg.names import TableName, location_address
 from graveler.tables.iceberg.state import uri_of
-from graveler.writes import make_linked_entry
+from graveler.versioning.commit import advance_branch, default_committer, retry_moved
+from graveler.versioning.writes import make_linked_entry
+from graveler.views.context import RepoContext, hooked
+from graveler.views.history import make_commit
+from graveler.views.reads import stat_many
 
 JSON_TYPE = "application/json"
 

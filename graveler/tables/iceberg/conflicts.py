@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from graveler.errors import TableConflict
+from graveler.core.errors import TableConflict
 from graveler.tables.iceberg.manifests import Changes, FileRef, Partition
 
 FORMAT = "iceberg"

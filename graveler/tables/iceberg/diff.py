@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from graveler.errors import CorruptFile
+from graveler.core.errors import CorruptFile
 from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.names import POINTER
 from graveler.tables.iceberg.snapshots import main_lineage

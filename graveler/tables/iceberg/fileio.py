@@ -3,7 +3,7 @@
 Table files are named by URI in Iceberg metadata; this IO maps each URI to its address in
 the storage namespace (:func:`graveler.tables.iceberg.names.address_of`, which refuses
 anything outside the namespace's ``data/`` area) and reads or writes it through the
-repository's :class:`~graveler.objectstore.port.ObjectStore`, so the catalog and the merge
+repository's :class:`~graveler.storage.objectstore.port.ObjectStore`, so the catalog and the merge
 work the same on local disk and on S3. Files are immutable and small (metadata, manifests),
 so reads load them whole and keep a bounded cache; writes go to fresh keys only and are
 recorded (:attr:`NamespaceIO.written`) so that the caller can stage them as tree entries.
@@ -22,9 +22,9 @@ from typing import Any
 
 from pyiceberg.io import FileIO, InputFile, InputStream, OutputFile, OutputStream
 
-from graveler.background import in_background
-from graveler.errors import InvalidArgument, ObjectNotFound
-from graveler.objectstore.port import ObjectInfo, ObjectStore, ObjectWriter
+from graveler.core.background import in_background
+from graveler.core.errors import InvalidArgument, ObjectNotFound
+from graveler.storage.objectstore.port import ObjectInfo, ObjectStore, ObjectWriter
 from graveler.tables.iceberg.names import address_of
 
 #: Bytes of small table files kept per IO (metadata files and manifests are read repeatedly

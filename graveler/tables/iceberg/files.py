@@ -21,8 +21,8 @@ from typing import Any
 
 from pyiceberg.manifest import ManifestEntry, ManifestFile, read_manifest_list
 
-from graveler.entry import ObjectEntry
-from graveler.errors import CorruptFile, GravelerError
+from graveler.core.errors import CorruptFile, GravelerError
+from graveler.storage.entry import ObjectEntry
 from graveler.tables.iceberg.fileio import NamespaceIO
 from graveler.tables.iceberg.names import key_for
 from graveler.tables.iceberg.snapshots import appended, snapshot_ids, snapshots_except

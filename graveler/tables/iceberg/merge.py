@@ -28,8 +28,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from graveler.entry import ObjectEntry
-from graveler.reads import EarlyRead, early_reads, stat_many
+from graveler.storage.entry import ObjectEntry
 from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.basemeta import BaseMetadata
 from graveler.tables.iceberg.commit import JSON_TYPE, entry_of, metadata_address, present_at
@@ -42,7 +41,8 @@ from graveler.tables.iceberg.names import POINTER, key_for
 from graveler.tables.iceberg.replay import Step, lineage, live_diff, replay, same
 from graveler.tables.iceberg.snapshots import main_snapshot, snapshot_ids
 from graveler.tables.port import Side, TableChange, TableMergeContext
-from graveler.writes import make_linked_entry
+from graveler.versioning.writes import make_linked_entry
+from graveler.views.reads import EarlyRead, early_reads, stat_many
 
 MAX_METADATA_LOG = 100
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graveler.errors import InvalidArgument, InvalidName
-from graveler.objects import DATA_PREFIX, normalize_address
+from graveler.core.errors import InvalidArgument, InvalidName
+from graveler.storage.objects import DATA_PREFIX, normalize_address
 
 POINTER = "metadata/current.metadata.json"
 NAMESPACE_MARKER = ".iceberg-namespace.json"

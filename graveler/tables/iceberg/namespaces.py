@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from graveler import validate
-from graveler.errors import AlreadyExists, InvalidArgument, TableNamespaceNotEmpty
-from graveler.model import Commit
+from graveler.core import validate
+from graveler.core.errors import AlreadyExists, InvalidArgument, TableNamespaceNotEmpty
+from graveler.core.model import Commit
 from graveler.tables.iceberg import state as st
 from graveler.tables.iceberg.base import CatalogBase, checked_properties
 from graveler.tables.iceberg.commit import Edit, commit_message

@@ -13,19 +13,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from graveler.context import RepoContext
-from graveler.entry import ObjectEntry
-from graveler.errors import (
+from graveler.core.errors import (
     CorruptFile,
     InvalidArgument,
     ReadOnlyRef,
     TableNamespaceNotFound,
     TableNotFound,
 )
-from graveler.model import Branch, Commit
-from graveler.reads import iter_objects, list_objects, read_entry, stat_many
+from graveler.core.model import Branch, Commit
+from graveler.storage.entry import ObjectEntry
 from graveler.tables.iceberg import jsonio
 from graveler.tables.iceberg.names import NAMESPACE_MARKER, POINTER, TableName, folder, marker_key
+from graveler.views.context import RepoContext
+from graveler.views.reads import iter_objects, list_objects, read_entry, stat_many
 
 MAX_PROPERTIES_BYTES = 1 << 20
 

@@ -110,10 +110,10 @@ class GravelerHook(BaseHook):
 
     def get_iceberg_catalog(self, name: str, **labels: str) -> Any:
         """A pyiceberg catalog over repository ``name``
-        (:class:`graveler.iceberg.GravelerCatalog`: identifiers ``REF.NAMESPACE.TABLE``, one
+        (:class:`graveler.tables.iceberg.GravelerCatalog`: identifiers ``REF.NAMESPACE.TABLE``, one
         commit per table change); ``labels`` are recorded on its commits. Needs the
         ``tables`` extra (pyiceberg)."""
-        from graveler.iceberg import GravelerCatalog
+        from graveler.tables.iceberg import GravelerCatalog
 
         return GravelerCatalog(
             name, self.get_repository(name), committer="airflow", labels=labels or None

@@ -129,8 +129,8 @@ class GravelerMergeOperator(GravelerBaseOperator):
     ``strategy`` is None (conflicts fail with :class:`graveler.errors.MergeConflict`),
     ``"dest-wins"`` or ``"source-wins"``. By default a merge commit is always made
     (``fast_forward=False``) so that it carries the run lineage. lakectl's other merge options
-    are here too (:mod:`graveler.merges`): ``ff_only`` (merge only by fast-forward, which it
-    then allows; a destination that moved fails with NotFastForward), ``squash`` (one commit
+    are here too (:mod:`graveler.versioning.merge`): ``ff_only`` (merge only by fast-forward, which
+    it then allows; a destination that moved fails with NotFastForward), ``squash`` (one commit
     whose only parent is the destination's head) and ``allow_empty`` (a merge commit even
     for a source already merged). A source already merged is otherwise not an error: the
     destination's current head is returned, so a retried task succeeds.

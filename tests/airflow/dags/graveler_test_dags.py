@@ -44,7 +44,7 @@ from graveler_airflow import (
     graveler_asset,
 )
 
-from graveler import runs
+from graveler.versioning import runs
 
 if TYPE_CHECKING:
     from collections.abc import Callable

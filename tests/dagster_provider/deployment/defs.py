@@ -40,7 +40,7 @@ from graveler_dagster import (
     open_run_branch,
 )
 
-from graveler import runs
+from graveler.versioning import runs
 
 WORKDIR = Path(os.environ.get("GRAVELER_E2E_DIR", "."))
 INTERVAL = int(os.environ.get("GRAVELER_E2E_SENSOR_INTERVAL", "30"))

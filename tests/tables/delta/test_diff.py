@@ -103,8 +103,8 @@ def test_the_compare_page_shows_the_table_with_its_files_one_click_away(
 ):
     from fastapi.testclient import TestClient
 
-    from graveler.ui import create_app
-    from graveler.ui.links import Links
+    from graveler.server.ui import create_app
+    from graveler.server.ui.links import Links
     from tests.ui.html import elements
 
     gv, _ = changed

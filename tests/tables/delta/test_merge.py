@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable
 
-from graveler.errors import TableConflict
+from graveler.core.errors import TableConflict
 from graveler.repository import Repository
 from tests.tables.delta import ops
 from tests.tables.delta.workdir import checkout, publish

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from graveler.client import Graveler
-from graveler.errors import TableConflict
+from graveler.core.errors import TableConflict
 from graveler.repository import Repository
 from tests.tables.delta import ops
 from tests.tables.delta.conftest import SparkOracle

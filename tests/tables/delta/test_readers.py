@@ -20,7 +20,7 @@ from deltalake import DeltaTable
 from graveler_spark.native import local_view
 
 from graveler.client import Graveler
-from graveler.gc import RetentionRules, collect_garbage
+from graveler.maintenance.gc import RetentionRules, collect_garbage
 from graveler.repository import Repository
 from tests.tables.delta import ops
 from tests.tables.delta.conftest import SparkOracle
