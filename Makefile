@@ -4,10 +4,10 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs,ui,server,tables,clients
+EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs,ui,server,tables,clients,lakefs-clients
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv dvc-env delta-spark-env iceberg-spark shim jars test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
+.PHONY: venv dvc-env delta-spark-env iceberg-spark shim jars lakefs-hadoopfs test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
 
 SHIM_JAR := providers/graveler_spark/jars/graveler-spark-shim.jar
 SHIM_SRC := $(wildcard providers/graveler_spark/jvm/src/io/graveler/spark/*.java) \
@@ -41,6 +41,13 @@ $(SHIM_JAR): $(SHIM_SRC) | $(STAMP)
 # .jars/, cached; tests find them there (tests/jars.py) and never download.
 jars:
 	@bash scripts/fetch-jars.sh .jars
+
+# lakeFS's Hadoop FileSystem (io.lakefs:hadoop-lakefs-assembly) for the Spark client suite of
+# tests/lakefs_clients: no version is served by Maven Central here, so it is built from lakeFS's
+# source at a pinned commit into a cache outside the clone (scripts/lakefs-hadoopfs.txt says why
+# and where the source comes from) and copied into .jars/.
+lakefs-hadoopfs:
+	@bash scripts/build-lakefs-hadoopfs.sh .jars
 
 # delta-spark's own environment, for the Delta Lake oracle of tests/tables/delta: pyspark 4.2.1,
 # the newest Spark that delta-spark 4.4.0 (the newest release) supports. The project's pinned
@@ -79,7 +86,7 @@ browser:
 
 # Two pytest processes at once: the deployed-service suites beside the rest (scripts/run-tests.sh;
 # GRAVELER_TEST_JOBS=1 for one after the other).
-test: venv jars delta-spark-env iceberg-spark postgres browser
+test: venv jars lakefs-hadoopfs delta-spark-env iceberg-spark postgres browser
 	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' bash scripts/run-tests.sh $(PY)
 
 # The long form of tests/stress (the short form runs inside `make test`): 8 writer processes x

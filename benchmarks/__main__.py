@@ -7,7 +7,8 @@ scaling at the chosen scale (default 10k). ``gateway`` (named only) times ``grav
 S3 gateway against the object store and a moto server; ``cli`` (named only) times every-day
 commands as whole processes on a fixed 10,000-object repository (:mod:`benchmarks.cli`);
 ``iceberg`` (named only) the Iceberg REST catalog against pyiceberg's SqlCatalog, and the
-logical merge of Iceberg tables.
+logical merge of Iceberg tables; ``lakefs_api`` (named only) lakeFS's REST API on ``graveler
+serve`` beside the same operations in-process and lakeFS 1.84's figures.
 ``hotpaths`` and ``import`` give the headline table (``--markdown FILE`` writes it; see
 :mod:`benchmarks.headline`). ``committed``, ``ranges`` and ``staged-commit`` are the
 engine-level suites, ``fsck`` times integrity checks; ``fsspec``,
@@ -81,6 +82,7 @@ ON_DEMAND: dict[str, Callable[[Context], Any]] = {
     "gateway": lambda ctx: importlib.import_module("benchmarks.gateway").run(ctx),
     "cli": lambda ctx: importlib.import_module("benchmarks.cli").run(ctx),
     "iceberg": lambda ctx: importlib.import_module("benchmarks.iceberg").run(ctx),
+    "lakefs_api": lambda ctx: importlib.import_module("benchmarks.lakefs_api").run(ctx),
 }
 #: Engine suites whose default sizes are not ``10k,<scale>``.
 DEFAULT_SIZES = {"ui": "1m", "delta-merge": "1k,100k"}

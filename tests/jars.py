@@ -33,3 +33,23 @@ def jar_paths(*artifacts: str) -> list[str]:
             raise FileNotFoundError(f"{path} is missing: run 'make jars' (scripts/jars.txt)")
         paths.append(str(path))
     return paths
+
+
+#: lakeFS's Hadoop FileSystem, built from source by ``make lakefs-hadoopfs``
+#: (scripts/lakefs-hadoopfs.txt says why, and from which lakeFS release).
+BUILT_LIST = LIST.with_name("lakefs-hadoopfs.txt")
+
+
+def lakefs_hadoopfs_jar() -> str:
+    """The cached assembly jar of lakeFS's Hadoop FileSystem; a clear error when it is missing
+    (run ``make lakefs-hadoopfs``)."""
+    for line in BUILT_LIST.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            coordinate, module, _sha256 = line.split()
+            _, artifact, version = coordinate.split(":")
+            release = module.rpartition("@")[2]
+            path = JARS_DIR / f"{artifact}-{version}-lakefs-{release}.jar"
+            if not path.is_file():
+                raise FileNotFoundError(f"{path} is missing: run 'make lakefs-hadoopfs'")
+            return str(path)
+    raise ValueError(f"{BUILT_LIST} names no jar")

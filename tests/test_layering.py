@@ -51,8 +51,9 @@ BACKEND_ONLY: dict[str, str | tuple[str, ...]] = {
     "starlette": ("server/ui/", "server/catalog/"),
     "jinja2": "server/ui/",
     "uvicorn": "server/",
-    # Parquet: the web UI, and Delta checkpoints (graveler/tables/delta)
-    "pyarrow": ("server/ui/", "tables/delta/"),
+    # Parquet: the web UI, Delta checkpoints (graveler/tables/delta), and the sample table
+    # of a repository created through lakeFS's API with sample data
+    "pyarrow": ("server/ui/", "tables/delta/", "server/lakefs/sample.py"),
     "anyio": "server/s3/",
     "cryptography": "server/",
     "awscrt": "server/s3/",

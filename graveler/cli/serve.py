@@ -1,5 +1,5 @@
-"""``graveler serve`` (the web UI, the S3 gateway and the Iceberg catalog on one port) and
-``graveler credentials`` (the access keys they accept).
+"""``graveler serve`` (the web UI, the S3 gateway, the Iceberg catalog and lakeFS's REST API
+on one port) and ``graveler credentials`` (the access keys they accept).
 
 The server stack (uvicorn, FastAPI, cryptography) is imported only when these commands run;
 it comes with ``pip install 'graveler[server]'``.
@@ -83,6 +83,7 @@ def _banner(out: Output, config: Any, urls: dict[str, str], addresses: list[str]
     out.message(f"  web UI                {urls['ui']}")
     out.message(f"  S3 endpoint           {urls['s3']}")
     out.message(f"  Iceberg REST catalog  {urls['iceberg']}")
+    out.message(f"  lakeFS API            {urls['lakefs']}")
     for address in addresses:
         host = f"[{address}]" if ":" in address else address
         out.message(f"  from other machines   http://{host}:{config.port}/")

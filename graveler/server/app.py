@@ -19,6 +19,7 @@ from graveler.server import routing
 from graveler.server.auth import Authenticator
 from graveler.server.config import ServerConfig
 from graveler.server.credentials import Credentials, server_key
+from graveler.server.lakefs import create_app as create_lakefs_api
 from graveler.server.observe import Observed, request_id
 from graveler.server.s3.app import Gateway
 from graveler.server.ui.signin import signed_in_ui
@@ -27,8 +28,8 @@ ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 ICEBERG_PREFIX = routing.ICEBERG_PREFIX
 #: The module that provides the Iceberg REST catalog (``create_app(client, authenticator)``).
 ICEBERG_MODULE = "graveler.server.catalog.rest"
-#: The module that provides lakeFS's REST API (``create_app(client, authenticator)``).
-API_MODULE = "graveler.server.lakefs"
+#: Where lakeFS's REST API is served (it routes the whole path itself).
+LAKEFS_PREFIX = routing.API_PREFIX
 
 
 def authenticator_for(client: Graveler) -> Authenticator:
@@ -54,7 +55,7 @@ def create_server_app(client: Graveler, config: ServerConfig) -> ASGIApp:
         routing.ICEBERG: _mounted(
             routing.ICEBERG_PREFIX, _optional(ICEBERG_MODULE, client, auth, _no_iceberg)
         ),
-        routing.API: _mounted(routing.API_PREFIX, _optional(API_MODULE, client, auth, _no_api)),
+        routing.API: create_lakefs_api(client, auth, config.namespace_root),
         routing.HEALTH: _health,
     }
     domain = config.domain
@@ -98,10 +99,6 @@ def _optional(module_name: str, client: Graveler, auth: Authenticator, missing: 
 async def _no_iceberg(scope: dict[str, Any], receive: Any, send: Any) -> None:
     error = {"message": "this server has no Iceberg catalog", "type": "NotFound", "code": 404}
     await _json(send, 404, {"error": error, "request_id": request_id()})
-
-
-async def _no_api(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    await _json(send, 404, {"message": "this server has no lakeFS API", "request_id": request_id()})
 
 
 async def _health(scope: dict[str, Any], receive: Any, send: Any) -> None:

@@ -3,10 +3,10 @@
 A :class:`Principal` is an access key as the server sees it: the repositories it reaches,
 whether it may write, whether it may create repositories. :class:`Authenticator` finds the
 principal of a key ID (with its secret, for checking signatures) and issues and checks the
-server's own bearer tokens: the Iceberg catalog's OAuth2 tokens and the web UI's session
-cookie. Tokens are stateless (HMAC-SHA256 over the key ID, a purpose and an expiry, under a
-key derived from the server's key), so every worker and replica accepts them; a token stops
-working when its key is deleted.
+server's own bearer tokens: the Iceberg catalog's OAuth2 tokens, the web UI's session
+cookie and the lakeFS API's login tokens. Tokens are stateless (HMAC-SHA256 over the key
+ID, a purpose and an expiry, under a key derived from the server's key), so every worker and
+replica accepts them; a token stops working when its key is deleted.
 
 Keys are looked up in the database at most once per :data:`CACHE_SECONDS` per worker: a
 deleted key is refused everywhere within that time.
@@ -30,6 +30,7 @@ CACHE_SECONDS = 5.0
 #: Purposes a token may be issued for.
 ICEBERG = "iceberg"
 SESSION = "session"
+LAKEFS = "lakefs"
 
 
 @dataclass(frozen=True)

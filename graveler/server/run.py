@@ -32,7 +32,7 @@ def urls(config: ServerConfig, port: int) -> dict[str, str]:
         "ui": base + "/",
         "s3": base,
         "iceberg": base + ICEBERG_PREFIX,
-        "api": base + API_PREFIX,
+        "lakefs": base + API_PREFIX,
     }
 
 

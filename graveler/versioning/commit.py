@@ -20,6 +20,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
+from datetime import datetime
 from functools import partial
 from typing import TypeVar
 
@@ -114,15 +115,19 @@ def commit(
     metadata: Mapping[str, str] | None = None,
     committer: str | None = None,
     allow_empty: bool = False,
+    date: datetime | None = None,
 ) -> Commit:
     """Commit the branch's staged changes: seal its staging token (new writes go to a fresh
     one), build the tree over its head, and move it there in one transaction that also
-    records the commit. Raises NoChanges, ProtectedBranch, BranchNotFound."""
+    records the commit. ``date`` (timezone-aware) replaces the commit's creation date, as
+    lakeFS's ``date`` does. Raises NoChanges, ProtectedBranch, BranchNotFound."""
     if not isinstance(message, str) or not message.strip():
         raise InvalidArgument("a commit needs a non-empty message (-m MESSAGE)")
     validate.text(message, "commit message")
     meta = validate.metadata(metadata)
     who = _committer(committer)
+    if date is not None and (not isinstance(date, datetime) or date.tzinfo is None):
+        raise InvalidArgument("a commit date must be a timezone-aware datetime")
     view = repo.staging.branch_view(repo.name, branch, entries=False)
     if view.branch.protected:
         raise ProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
@@ -135,7 +140,7 @@ def commit(
 
     def attempt() -> Commit:
         b = sealed.pop() if sealed else repo.refs.get_branch(repo.name, branch)
-        return _commit_sealed(repo, b, message, meta, who, allow_empty)
+        return _commit_sealed(repo, b, (message, meta, who, date), allow_empty)
 
     return retry_moved(attempt, f"commit {branch!r}")
 
@@ -147,15 +152,20 @@ def _seal(repo_name: str, b: Branch) -> Branch:
 
 
 def _commit_sealed(
-    repo: RepoContext, b: Branch, message: str, meta: dict[str, str], who: str, allow_empty: bool
+    repo: RepoContext,
+    b: Branch,
+    fields: tuple[str, dict[str, str], str, datetime | None],
+    allow_empty: bool,
 ) -> Commit:
-    """Build the tree of ``b``'s sealed tokens over its commit and move ``b`` to it."""
+    """Build the tree of ``b``'s sealed tokens over its commit and move ``b`` to it;
+    ``fields``: the commit's message, metadata, committer and date (None: now)."""
+    message, meta, who, date = fields
     parent = repo.get_commit(b.commit_id)
     changes = as_changes(merged_staging(repo.staging, b.sealed_tokens))
     metarange_id, _ = repo.committed.apply(parent.metarange_id, changes)
     if metarange_id == parent.metarange_id and not allow_empty:
         raise NoChanges(f"branch {b.name!r}: the staged changes do not change anything")
-    proposed = make_commit([parent], metarange_id, message, who, meta)
+    proposed = make_commit([parent], metarange_id, message, who, meta, date)
     event = EventRecord(HookEvent.PRE_COMMIT, proposed, branch=b.name, source_ref=b.name)
     with hooked(repo, event):
         new = advance_branch(repo, b, proposed, sealed_tokens=())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from graveler.core.errors import DirtyBranch, InvalidArgument, MergeConflict, NoChanges
@@ -30,6 +32,17 @@ def test_commit_with_no_changes_is_an_error_without_state_change(repo):
     repo.put("main", "k", b"1")  # same content again: not a change
     with pytest.raises(NoChanges):
         repo.commit("main", "same bytes")
+
+
+def test_commit_date_replaces_the_creation_date(repo):
+    when = datetime(2020, 9, 13, 12, 26, 40, tzinfo=UTC)
+    repo.put("main", "k", b"1")
+    made = repo.commit("main", "dated", date=when)
+    assert made.creation_date == when and repo.get_commit(made.id) == made
+    repo.put("main", "k", b"2")
+    with pytest.raises(InvalidArgument):
+        repo.commit("main", "naive", date=datetime(2020, 1, 1))
+    assert next(iter(repo.log("main", amount=1))).id == made.id
 
 
 def test_diff_between_refs_and_uncommitted(repo):

@@ -24,7 +24,7 @@ def test_the_banner_shows_addresses_a_browser_opens(tmp_path: Path):
     deadline = threading.Timer(30, process.kill)  # a banner shorter than expected: no hang
     deadline.start()
     try:
-        lines = [process.stdout.readline() for _ in range(4)]
+        lines = [process.stdout.readline() for _ in range(5)]
         for _ in addresses("0.0.0.0"):
             lines.append(process.stdout.readline())
     finally:
@@ -44,4 +44,4 @@ def test_the_json_document_too(tmp_path: Path):
         assert all("0.0.0.0" not in str(url) for url in server.urls.values())
         assert str(server.urls["ui"]).startswith("http://127.0.0.1:")
         assert server.urls["addresses"] == addresses("0.0.0.0")
-        assert str(server.urls["api"]).endswith("/api/v1")
+        assert str(server.urls["lakefs"]).endswith("/api/v1")

@@ -60,13 +60,28 @@ def rest_catalog(name: str, uri: str, key: Any, *, cached: bool = False) -> dict
 class SparkDriver:
     """A Spark session in the Iceberg Spark environment (see the module docstring)."""
 
-    def __init__(self, settings: dict[str, str], timeout: float = 180.0) -> None:
-        if not SPARK_PYTHON.exists():
-            raise FileNotFoundError(f"{SPARK_PYTHON} is missing: run 'make iceberg-spark'")
+    def __init__(
+        self,
+        settings: dict[str, str],
+        timeout: float = 180.0,
+        *,
+        python: Path = SPARK_PYTHON,
+        iceberg: bool = True,
+    ) -> None:
+        """``python``: the environment the driver runs in; ``iceberg=False`` leaves Iceberg's
+        runtime and extensions out (other suites reuse the driver, tests/lakefs_clients)."""
+        if not python.exists():
+            raise FileNotFoundError(f"{python} is missing (make iceberg-spark, make venv)")
         base = {
-            "spark.jars": ",".join(jar_paths(RUNTIME)),
-            "spark.sql.extensions": (
-                "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+            **(
+                {
+                    "spark.jars": ",".join(jar_paths(RUNTIME)),
+                    "spark.sql.extensions": (
+                        "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+                    ),
+                }
+                if iceberg
+                else {}
             ),
             "spark.ui.enabled": "false",
             "spark.sql.shuffle.partitions": "1",
@@ -75,7 +90,7 @@ class SparkDriver:
             "spark.driver.host": "127.0.0.1",
         }
         self.process = subprocess.Popen(
-            [str(SPARK_PYTHON), str(DRIVER), json.dumps({**base, **settings})],
+            [str(python), str(DRIVER), json.dumps({**base, **settings})],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

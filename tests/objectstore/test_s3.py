@@ -200,3 +200,31 @@ def test_bad_configuration_is_refused() -> None:
         S3ObjectStore("bucket", max_attempts=0)
     with pytest.raises(InvalidArgument):
         S3ObjectStore("bucket", access_key_id="only-half")
+
+
+def test_presigned_urls_read_and_write_one_key(s3_store: S3ObjectStore) -> None:
+    import requests
+
+    put = requests.put(s3_store.presign("k/one", write=True), data=b"hi", timeout=30)
+    assert put.status_code == 200
+    assert s3_store.get("k/one") == b"hi"
+    assert requests.get(s3_store.presign("k/one"), timeout=30).content == b"hi"
+
+
+def test_multipart_uploads_by_presigned_parts(s3_store: S3ObjectStore) -> None:
+    import requests
+
+    parts = [os.urandom(5 * MiB), b"tail"]
+    upload_id = s3_store.create_multipart("k/big")
+    etags = []
+    for number, data in enumerate(parts, 1):
+        url = s3_store.presign_part("k/big", upload_id, number)
+        answer = requests.put(url, data=data, timeout=60)
+        assert answer.status_code == 200
+        etags.append((number, answer.headers["ETag"]))
+    info = s3_store.complete_multipart("k/big", upload_id, etags)
+    assert info.size == sum(map(len, parts)) and s3_store.get("k/big") == b"".join(parts)
+    other = s3_store.create_multipart("k/other")
+    s3_store.abort_multipart("k/other", other)
+    with pytest.raises((StorageError, ObjectNotFound)):
+        s3_store.complete_multipart("k/other", other, [(1, etags[0][1])])

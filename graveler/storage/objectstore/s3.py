@@ -420,6 +420,84 @@ class S3ObjectStore:
         validate_key(key)
         return None
 
+    # --- presigned access (lakeFS's direct reads and writes) -------------------------------------
+
+    def presign(self, key: str, *, write: bool = False, expires: int = 900) -> str:
+        """A URL that GETs (or with ``write``, PUTs) ``key`` for ``expires`` seconds without
+        credentials, signed with this store's."""
+        method = "put_object" if write else "get_object"
+        params = {"Bucket": self._bucket, "Key": self._full_key(key)}
+        return cast(
+            str,
+            self.call(
+                "presigning",
+                key,
+                lambda: self._client.generate_presigned_url(
+                    method, Params=params, ExpiresIn=expires
+                ),
+            ),
+        )
+
+    def create_multipart(self, key: str) -> str:
+        """Start a multipart upload of ``key`` whose parts clients send themselves (to
+        :meth:`presign_part` URLs); its upload ID."""
+        full = self._full_key(key)
+        response = self.call(
+            "starting a multipart upload of",
+            key,
+            lambda: self._client.create_multipart_upload(Bucket=self._bucket, Key=full),
+        )
+        return str(response["UploadId"])
+
+    def presign_part(self, key: str, upload_id: str, part: int, *, expires: int = 900) -> str:
+        """A URL that PUTs part ``part`` of the multipart upload ``upload_id`` of ``key``."""
+        params = {
+            "Bucket": self._bucket,
+            "Key": self._full_key(key),
+            "UploadId": upload_id,
+            "PartNumber": part,
+        }
+        return cast(
+            str,
+            self.call(
+                "presigning",
+                key,
+                lambda: self._client.generate_presigned_url(
+                    "upload_part", Params=params, ExpiresIn=expires
+                ),
+            ),
+        )
+
+    def complete_multipart(
+        self, key: str, upload_id: str, parts: Iterable[tuple[int, str]]
+    ) -> ObjectInfo:
+        """Complete the multipart upload of ``key`` from ``(part number, ETag)`` pairs;
+        StorageError when S3 refuses them."""
+        full = self._full_key(key)
+        listed = [{"PartNumber": n, "ETag": etag} for n, etag in parts]
+        self.call(
+            "completing the multipart upload of",
+            key,
+            lambda: self._client.complete_multipart_upload(
+                Bucket=self._bucket,
+                Key=full,
+                UploadId=upload_id,
+                MultipartUpload={"Parts": listed},
+            ),
+        )
+        return self.stat(key)
+
+    def abort_multipart(self, key: str, upload_id: str) -> None:
+        """Abort the multipart upload ``upload_id`` of ``key`` (its parts are deleted)."""
+        full = self._full_key(key)
+        self.call(
+            "aborting the multipart upload of",
+            key,
+            lambda: self._client.abort_multipart_upload(
+                Bucket=self._bucket, Key=full, UploadId=upload_id
+            ),
+        )
+
 
 def _region(explicit: str | None) -> str:
     """The explicit region, else AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1."""
