@@ -20,7 +20,7 @@ from graveler.server.auth import Authenticator
 from graveler.server.config import ServerConfig
 from graveler.server.credentials import Credentials, server_key
 from graveler.server.lakefs import create_app as create_lakefs_api
-from graveler.server.observe import Observed, request_id
+from graveler.server.observe import Observed, record_of, request_id
 from graveler.server.s3.app import Gateway
 from graveler.server.ui.signin import signed_in_ui
 
@@ -67,7 +67,8 @@ def create_server_app(client: Graveler, config: ServerConfig) -> ASGIApp:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
         elif scope["type"] == "http":
-            await apps[interface_of(scope)](scope, receive, send)
+            record = record_of(scope)  # Observed decided the interface already
+            await apps[record.interface if record else interface_of(scope)](scope, receive, send)
 
     return Observed(dispatch, interface_of)
 

@@ -20,6 +20,7 @@ the tables looks at the first ``TABLE_SCAN_LIMIT`` changes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -58,10 +59,17 @@ class Comparison:
     right: Commit
     base: Commit | None
     mode: str
+    left_name: str = ""
+    right_name: str = ""
 
     @property
     def start(self) -> Commit:
         return self.base if self.mode == THREE_DOT and self.base is not None else self.left
+
+    @property
+    def link_mode(self) -> str:
+        """The ``diff`` parameter of links that keep this comparison ("": the default)."""
+        return "" if self.mode == THREE_DOT else TWO_DOT
 
 
 def comparison(repo: Repository, left: str, right: str, diff: str) -> Comparison:
@@ -69,7 +77,8 @@ def comparison(repo: Repository, left: str, right: str, diff: str) -> Comparison
         raise InvalidArgument(f"diff must be {THREE_DOT} or {TWO_DOT}, not {diff[:40]!r}")
     lc, rc = repo.resolve(left).commit, repo.resolve(right).commit
     base = merge_base(repo.get_commit, lc, rc) if diff != TWO_DOT else None
-    return Comparison(lc, rc, base, THREE_DOT if base is not None else TWO_DOT)
+    mode = THREE_DOT if base is not None else TWO_DOT
+    return Comparison(lc, rc, base, mode, left, right)
 
 
 @router.get("/repos/{repo}/compare")
@@ -95,11 +104,8 @@ def compare(
     c = comparison(r, left, right, diff)
     changes, tables = _tables_and_files(r, c.start.id, c.right.id, prefix, after, view)
     page = page_of(changes, ui.options.page_size)
-    links = links_for(request)
-    mode = "" if c.mode == THREE_DOT else TWO_DOT
-    more = None
-    if page.next_after:
-        more = links.compare(r.name, left, right, prefix, page.next_after, view=view, diff=mode)
+    link = functools.partial(links_for(request).compare, r.name, left, right, diff=c.link_mode)
+    more = link(prefix, page.next_after, view=view) if page.next_after else None
     common: dict[str, Any] = {
         "repo": r,
         "left": left,
@@ -110,24 +116,35 @@ def compare(
     }
     if is_htmx(request) and after:
         return ui.render(request, "_change_rows.html", **common)
-    summary = page.summary(prefix) if not after else None
-    target = _merge_target(r, left) if ui.writes_allowed(request) else None
     return ui.render(
         request,
         "compare.html",
         **common,
-        prefix=prefix,
-        comparison=c,
-        diff=mode,
-        uncommitted=_has_uncommitted(r, right),
-        summary=summary,
-        merge_into=target,
-        prefix_link=lambda p: links.compare(r.name, left, right, p, diff=mode),
+        **_page_context(request, r, c, prefix, view, link),
+        asked_two_dot=diff == TWO_DOT,
+        summary=page.summary(prefix) if not after else None,
         tables=tables,
-        view=view,
-        files_link=links.compare(r.name, left, right, prefix, view=FILES_VIEW, diff=mode),
-        tables_link=links.compare(r.name, left, right, prefix, diff=mode),
     )
+
+
+def _page_context(
+    request: Request, repo: Repository, c: Comparison, prefix: str, view: str, link: Any
+) -> dict[str, Any]:
+    """What the compare page shows besides its changes: the diff shown, the merge it
+    offers, the uncommitted changes it links, and the links that keep the comparison."""
+    right = c.right_name
+    writes = ui_of(request).writes_allowed(request)
+    return {
+        "prefix": prefix,
+        "comparison": c,
+        "diff": c.link_mode,
+        "view": view,
+        "uncommitted": _has_uncommitted(repo, right),
+        "merge_into": _merge_target(repo, c.left_name) if writes else None,
+        "prefix_link": link,
+        "files_link": link(prefix, view=FILES_VIEW),
+        "tables_link": link(prefix),
+    }
 
 
 def _has_uncommitted(repo: Repository, ref: str) -> bool:
