@@ -117,7 +117,7 @@ def test_every_interface_is_logged(logged: Served):
     expected = {
         "/repos/lake": ("ui", 200, "branches"),
         "/iceberg/api/v1/config?warehouse=lake": ("iceberg", 401, ""),
-        "/api/v1/repositories": ("api", 404, ""),
+        "/api/v1/repositories": ("api", 401, "list_repositories"),
         "/_health": ("health", 200, ""),
     }
     for path, (interface, status, operation) in expected.items():

@@ -131,8 +131,9 @@ def test_the_other_interfaces_keep_their_forms(gateway: Gateway):
     catalog, data = _send(url, "GET", "/iceberg/api/v1/config?warehouse=lake")
     assert catalog.status == 401 and json.loads(data)["error"]["type"] == "NotAuthorizedException"
     api, data = _send(url, "GET", "/api/v1/repositories")
-    assert api.getheader("content-type") == "application/json"
-    assert "message" in json.loads(data)  # lakeFS's error form
+    assert api.status == 401 and api.getheader("content-type") == "application/json"
+    error = json.loads(data)  # lakeFS's error form, with the request's ID
+    assert "message" in error and error["request_id"] == api.getheader("x-amz-request-id")
     for answer in (page, health, catalog, api):
         assert re.fullmatch(r"[0-9A-F]{16}", answer.getheader("x-amz-request-id") or "")
 
