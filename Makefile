@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs,ui,server,tables,clients,lakefs-clients
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv dvc-env delta-spark-env iceberg-spark shim jars lakefs-hadoopfs test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
+.PHONY: venv dvc-env delta-spark-env iceberg-spark shim jars lakefs-hadoopfs lakefs-spec-suite lakectl test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
 
 SHIM_JAR := providers/graveler_spark/jars/graveler-spark-shim.jar
 SHIM_SRC := $(wildcard providers/graveler_spark/jvm/src/io/graveler/spark/*.java) \
@@ -49,6 +49,18 @@ jars:
 lakefs-hadoopfs:
 	@bash scripts/build-lakefs-hadoopfs.sh .jars
 
+# lakefs-spec's own test suite (its source distribution, where its tests are), from the package
+# index at the version and SHA-256 of scripts/lakefs-spec-suite.txt, cached outside the clone
+# and copied into .suites/; tests/lakefs_clients/test_lakefs_spec_suite.py runs it unmodified.
+lakefs-spec-suite: $(STAMP)
+	@bash scripts/fetch-lakefs-spec-suite.sh $(PY) .suites
+
+# lakectl, lakeFS's command-line client, built from the lakeFS release of
+# scripts/lakefs-hadoopfs.txt (its API client generated as lakeFS's Makefile does) into a cache
+# outside the clone; tests/lakefs_clients/test_lakectl.py drives it.
+lakectl:
+	@bash scripts/build-lakectl.sh >/dev/null
+
 # delta-spark's own environment, for the Delta Lake oracle of tests/tables/delta: pyspark 4.2.1,
 # the newest Spark that delta-spark 4.4.0 (the newest release) supports. The project's pinned
 # pyspark 4.3.0 cannot run delta-spark (docs/delta.md); nothing else uses this environment.
@@ -86,7 +98,7 @@ browser:
 
 # Two pytest processes at once: the deployed-service suites beside the rest (scripts/run-tests.sh;
 # GRAVELER_TEST_JOBS=1 for one after the other).
-test: venv jars lakefs-hadoopfs delta-spark-env iceberg-spark postgres browser
+test: venv jars lakefs-hadoopfs lakefs-spec-suite lakectl delta-spark-env iceberg-spark postgres browser
 	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' bash scripts/run-tests.sh $(PY)
 
 # The long form of tests/stress (the short form runs inside `make test`): 8 writer processes x

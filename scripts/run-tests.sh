@@ -4,7 +4,8 @@
 # The suites that drive deployed services (the Airflow scheduler, dag-processor, triggerer and
 # api-server; the Dagster webserver and daemon; a Spark standalone cluster; the Delta suite's
 # delta-spark process and graveler serve; lakeFS's clients, among them a Spark driver per
-# access mode of lakeFS's Hadoop FileSystem, against graveler serve) spend much of their
+# access mode of lakeFS's Hadoop FileSystem, lakectl, and lakefs-spec's own suite in a network
+# namespace of its own, against graveler serve) spend much of their
 # time waiting on those processes, so they run beside the rest instead of after it. Each
 # process has its own temporary directory; every port and database schema is picked per test.
 # GRAVELER_TEST_JOBS=1 runs them one after the other instead. Extra arguments go to both.

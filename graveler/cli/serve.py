@@ -92,15 +92,39 @@ def _banner(out: Output, config: Any, urls: dict[str, str], addresses: list[str]
 def credentials_create(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     creds = _credentials(gv)
     repos = tuple(uris.parse(r).repository if "://" in r else r for r in a.repository) or None
-    new = creds.create(
-        repositories=repos, read_only=a.read_only, admin=a.admin, description=a.description
-    )
+    scopes = {
+        "repositories": repos,
+        "read_only": a.read_only,
+        "admin": a.admin,
+        "description": a.description,
+    }
+    if a.access_key_id is not None or a.secret_access_key is not None:
+        return _credentials_import(creds, a, scopes, out)
+    new = creds.create(**scopes)
     if out.as_json:
         out.json({"access_key_id": new.access_key_id, "secret_access_key": new.secret_access_key})
     else:
         out.message(f"access_key_id:     {new.access_key_id}")
         out.message(f"secret_access_key: {new.secret_access_key}")
         out.message("The secret is shown only now: keep it somewhere safe.")
+    return 0
+
+
+def _credentials_import(
+    creds: Any, a: argparse.Namespace, scopes: dict[str, Any], out: Output
+) -> int:
+    """``credentials create --access-key-id ID --secret-access-key SECRET``: stores a key pair
+    made elsewhere; prints its ID, never its secret."""
+    if a.access_key_id is None or a.secret_access_key is None:
+        raise InvalidArgument("--access-key-id and --secret-access-key go together")
+    secret = a.secret_access_key
+    if secret == "-":
+        secret = sys.stdin.readline().rstrip("\r\n")
+    new = creds.import_key(a.access_key_id, secret, **scopes)
+    if out.as_json:
+        out.json({"access_key_id": new.access_key_id, "imported": True})
+    else:
+        out.message(f"access_key_id: {new.access_key_id} (imported; its secret is the one given)")
     return 0
 
 

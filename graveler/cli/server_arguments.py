@@ -89,6 +89,17 @@ def credentials_parser(sub: Any) -> None:
     c.add_argument("--read-only", action="store_true", help="reads only")
     c.add_argument("--admin", action="store_true", help="may also create repositories")
     c.add_argument("--description", default="", help="a note shown by 'credentials list'")
+    c.add_argument(
+        "--access-key-id",
+        metavar="ID",
+        help="import this existing key (one made by lakeFS, say) instead of making a new "
+        "one; needs --secret-access-key",
+    )
+    c.add_argument(
+        "--secret-access-key",
+        metavar="SECRET",
+        help="the imported key's secret ('-': read it from standard input); it is not printed",
+    )
     cs.add_parser("list", help="list access keys (never their secrets)")
     d = cs.add_parser("delete", help="delete an access key")
     d.add_argument("access_key_id", metavar="ACCESS_KEY_ID")

@@ -196,6 +196,14 @@ class ProtectedBranch(Conflict):
     """The branch is protected: it accepts merges only, no direct writes or commits."""
 
 
+class WriteToProtectedBranch(ProtectedBranch):
+    """A staged write (an upload, a delete, a link) to a protected branch."""
+
+
+class CommitToProtectedBranch(ProtectedBranch):
+    """A commit on a protected branch."""
+
+
 class NoChanges(Conflict):
     """A commit (or merge) would not change anything."""
 

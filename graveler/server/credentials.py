@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from graveler.core import validate
-from graveler.core.errors import InvalidArgument
+from graveler.core.errors import AlreadyExists, InvalidArgument
 from graveler.core.model import AccessKey
 
 ENCRYPT_KEY_ENV = "GRAVELER_AUTH_ENCRYPT_KEY"
@@ -30,6 +31,10 @@ KEY_FILE = "auth.key"
 #: Access key IDs look like AWS's: 20 upper-case letters and digits.
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 _ID_PREFIX = "GRVL"
+#: What an imported key pair may look like (lakeFS's and AWS's keys fit): an ID of 16 to 128
+#: upper-case letters and digits; a secret of 16 to 128 printable ASCII characters, no spaces.
+_IMPORTED_ID = re.compile(r"[A-Z0-9]{16,128}")
+_IMPORTED_SECRET = re.compile(r"[!-~]{16,128}")
 
 
 @dataclass(frozen=True)
@@ -109,12 +114,56 @@ class Credentials:
         """A new key: every repository unless ``repositories`` names some; ``read_only``
         refuses writes; ``admin`` may also create repositories. An admin key is never read
         only or limited to repositories."""
+        key_id = _ID_PREFIX + "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))
+        secret = base64.b64encode(secrets.token_bytes(30)).decode()
+        return self._add(key_id, secret, repositories, read_only, admin, description)
+
+    def import_key(
+        self,
+        access_key_id: str,
+        secret_access_key: str,
+        *,
+        repositories: tuple[str, ...] | None = None,
+        read_only: bool = False,
+        admin: bool = False,
+        description: str = "",
+    ) -> NewKey:
+        """Store an existing key pair (one made by lakeFS or by another graveler), with the
+        same scopes as :meth:`create`. Raises InvalidArgument when either half does not look
+        like a key (the message never holds the secret) and AlreadyExists when the ID is
+        taken."""
+        if not _IMPORTED_ID.fullmatch(access_key_id):
+            raise InvalidArgument(
+                f"access key ID {access_key_id!r} is not 16 to 128 upper-case letters and digits"
+            )
+        if not _IMPORTED_SECRET.fullmatch(secret_access_key):
+            raise InvalidArgument(
+                "a secret access key is 16 to 128 printable ASCII characters without spaces "
+                f"(the one given has {len(secret_access_key)} characters)"
+            )
+        try:
+            return self._add(
+                access_key_id, secret_access_key, repositories, read_only, admin, description
+            )
+        except AlreadyExists:
+            raise AlreadyExists(
+                f"access key {access_key_id!r} already exists; "
+                f"'graveler credentials delete {access_key_id}' removes it"
+            ) from None
+
+    def _add(
+        self,
+        key_id: str,
+        secret: str,
+        repositories: tuple[str, ...] | None,
+        read_only: bool,
+        admin: bool,
+        description: str,
+    ) -> NewKey:
         if admin and (read_only or repositories is not None):
             raise InvalidArgument("an admin key reaches every repository and may write")
         if repositories is not None:
             repositories = tuple(sorted({validate.repository_name(r) for r in repositories}))
-        key_id = _ID_PREFIX + "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))
-        secret = base64.b64encode(secrets.token_bytes(30)).decode()
         record = AccessKey(
             key_id,
             self._encrypt(key_id, secret),

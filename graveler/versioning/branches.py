@@ -14,7 +14,7 @@ from graveler.core.errors import (
     BranchNotFound,
     InvalidArgument,
     InvalidRef,
-    ProtectedBranch,
+    WriteToProtectedBranch,
 )
 from graveler.core.hookevents import EventRecord, HookEvent
 from graveler.core.model import Branch, Tag
@@ -56,7 +56,7 @@ def writable_branch(repo: RepoContext, name: str) -> Branch:
     upload); the write itself checks again, in its staging transaction."""
     b = repo.refs.get_branch(repo.name, name)
     if b.protected:
-        raise ProtectedBranch(
+        raise WriteToProtectedBranch(
             f"branch {name!r} is protected: write to another branch and merge into it"
         )
     return b

@@ -25,7 +25,13 @@ from functools import partial
 from typing import TypeVar
 
 from graveler.core import validate
-from graveler.core.errors import BranchMoved, InvalidArgument, NoChanges, ProtectedBranch
+from graveler.core.errors import (
+    BranchMoved,
+    CommitToProtectedBranch,
+    InvalidArgument,
+    NoChanges,
+    ProtectedBranch,
+)
 from graveler.core.hookevents import EventRecord, HookEvent
 from graveler.core.model import Branch, Commit
 from graveler.core.validate import written_key as validate_key
@@ -130,7 +136,7 @@ def commit(
         raise InvalidArgument("a commit date must be a timezone-aware datetime")
     view = repo.staging.branch_view(repo.name, branch, entries=False)
     if view.branch.protected:
-        raise ProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
+        raise CommitToProtectedBranch(f"branch {branch!r} is protected: merge into it instead")
     if view.clean and not allow_empty:
         raise NoChanges(f"branch {branch!r} has no uncommitted changes")
     # The seal needs no fsync of its own: the branch move that ends the commit is durable and

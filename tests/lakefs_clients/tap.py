@@ -38,16 +38,17 @@ class _Sent:
 
 
 class ContractTap:
-    """Listens on 127.0.0.1 (``url``) and relays to ``upstream`` (``host:port``)."""
+    """Listens on 127.0.0.1 (``url``; ``port``, or a free one) and relays to ``upstream``
+    (``host:port``)."""
 
-    def __init__(self, upstream: tuple[str, int], contract: Contract) -> None:
+    def __init__(self, upstream: tuple[str, int], contract: Contract, port: int = 0) -> None:
         self.upstream = upstream
         self.contract = contract
         self.violations: list[str] = []
         #: ``"METHOD /path -> status"`` of every checked answer (paths without their query).
         self.checked: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
-        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener = socket.create_server(("127.0.0.1", port))
         self.port = self._listener.getsockname()[1]
         self._sockets: set[socket.socket] = set()
         self._closed = False

@@ -18,6 +18,7 @@ from graveler.core.errors import (
     AccessDenied,
     AuthenticationFailed,
     BranchMoved,
+    CommitToProtectedBranch,
     Conflict,
     CorruptFile,
     DirtyBranch,
@@ -30,6 +31,7 @@ from graveler.core.errors import (
     PreconditionFailed,
     ProtectedBranch,
     StorageError,
+    WriteToProtectedBranch,
 )
 from graveler.server.observe import request_id
 
@@ -71,6 +73,13 @@ def body(message: str) -> bytes:
     return json.dumps({"message": message, "request_id": request_id()}).encode()
 
 
+#: lakeFS's own messages for conditions its clients match on (lakefs-spec turns a 403 on a
+#: write into ``PermissionError("403 cannot write to protected branch: ...")``).
+_LAKEFS_MESSAGES: tuple[tuple[type[BaseException], str], ...] = (
+    (WriteToProtectedBranch, "cannot write to protected branch"),
+    (CommitToProtectedBranch, "cannot commit to protected branch"),
+)
+
 #: (error class, status), most specific first: the first class the error is an instance of
 #: decides.
 _STATUS: tuple[tuple[type[BaseException], int], ...] = (
@@ -108,6 +117,9 @@ def classify(exc: BaseException) -> tuple[int, str]:
 
 
 def _message(exc: GravelerError, status: int) -> str:
+    for kind, message in _LAKEFS_MESSAGES:
+        if isinstance(exc, kind):
+            return message
     text = str(exc)
     if status == 401:
         return f"{UNAUTHENTICATED}: {text}" if text else UNAUTHENTICATED

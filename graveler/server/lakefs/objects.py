@@ -29,7 +29,7 @@ from graveler.core import validate
 from graveler.core.errors import InvalidArgument, PreconditionFailed, ProtectedBranch
 from graveler.repository import Repository
 from graveler.server.lakefs import encode
-from graveler.server.lakefs.errors import ApiError, bad_request
+from graveler.server.lakefs.errors import ApiError, bad_request, classify
 from graveler.server.lakefs.forms import ContentPart, boundary_of
 from graveler.server.lakefs.http import Call, Reply, json_reply, no_content
 from graveler.server.lakefs.routing import Access, Body, Route, route
@@ -321,7 +321,8 @@ def delete_objects(call: Call) -> Reply:
     try:
         repo.delete_many(branch, valid)
     except ProtectedBranch as exc:
-        errors += [{"path": p, "status_code": 403, "message": str(exc)} for p in valid]
+        status, message = classify(exc)
+        errors += [{"path": p, "status_code": status, "message": message} for p in valid]
     return json_reply({"errors": errors})
 
 

@@ -30,7 +30,10 @@ from graveler.server.lakefs.routing import Access, Body, Route, route
 #: 1.84). Clients read it as plain MAJOR.MINOR.PATCH and turn features on by it, so it names
 #: the API whose operations and shapes are served here, not graveler's own version.
 VERSION = "1.84.0"
-VERSION_CONTEXT = "graveler"
+#: The edition whose API that is: lakeFS's open-source one. lakectl 1.84 prints a warning on
+#: every command when a server's context is anything but "lakeFS" (it takes it for lakeFS
+#: Enterprise), so graveler answers lakeFS's own value.
+VERSION_CONTEXT = "lakeFS"
 ALREADY_SET_UP = "lakeFS already initialized"
 MANAGE_KEYS = "access keys are managed with 'graveler credentials create' and 'delete'"
 
@@ -60,6 +63,25 @@ def _version() -> dict[str, Any]:
 
 
 def health_check(call: Call) -> Reply:
+    return no_content()
+
+
+def post_stats_events(call: Call) -> Reply:
+    """lakectl reports each command it runs (``class: lakectl``). graveler keeps no usage
+    statistics: well-formed events are accepted and dropped, as lakeFS does with its
+    statistics turned off; malformed ones are a 400, as in lakeFS."""
+    events = call.json().get("events")
+    if not isinstance(events, list):
+        raise bad_request("events must be a list")
+    for event in events:
+        if not isinstance(event, dict):
+            raise bad_request("invalid value: an event is an object")
+        for field in ("class", "name"):
+            if not isinstance(event.get(field), str) or not event[field]:
+                raise bad_request(f"invalid value: {field} is required")
+        count = event.get("count")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise bad_request("invalid value: count must be a non-negative integer")
     return no_content()
 
 
@@ -200,6 +222,7 @@ ROUTES: list[Route] = [
     route("GET", "/auth/capabilities", get_auth_capabilities, Access.PUBLIC),
     route("POST", "/auth/login", login, Access.PUBLIC, Body.JSON),
     route("GET", "/user", get_current_user, Access.USER),
+    route("POST", "/statistics", post_stats_events, Access.USER, Body.JSON),
     route("GET", "/auth/users", list_users, Access.USER),
     route("GET", "/auth/users/{userId}", get_user, Access.USER),
     route("GET", "/auth/users/{userId}/credentials", list_user_credentials, Access.USER),

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from graveler.core.errors import BranchNotFound, InvalidArgument, ProtectedBranch
+from graveler.core.errors import BranchNotFound, InvalidArgument, WriteToProtectedBranch
 from graveler.core.keyspace import successor
 from graveler.core.model import StagedEntry
 from graveler.storage.refs import rows, sqlite_branch, sqlite_stage
@@ -190,7 +190,7 @@ def _lock_staging_token(
     if row is None:
         raise BranchNotFound(f"branch {branch!r} not found in repository {repo!r}")
     if row.protected:
-        raise ProtectedBranch(
+        raise WriteToProtectedBranch(
             f"branch {branch!r} is protected: write to another branch and merge into it"
         )
     return str(row.staging_token)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from graveler.core.errors import BranchNotFound, ProtectedBranch
+from graveler.core.errors import BranchNotFound, WriteToProtectedBranch
 from graveler.core.model import StagedEntry
 from graveler.storage.refs.sqlite_conn import DirectSqlite as Database
 from graveler.storage.refs.stage_input import FEW_ENTRIES
@@ -68,6 +68,6 @@ def _refusal(conn: sqlite3.Connection, repo: str, branch: str) -> Exception:
     """Why the upsert wrote nothing: the branch is missing or protected."""
     if conn.execute(_BRANCH, (repo, branch)).fetchone() is None:
         return BranchNotFound(f"branch {branch!r} not found in repository {repo!r}")
-    return ProtectedBranch(
+    return WriteToProtectedBranch(
         f"branch {branch!r} is protected: write to another branch and merge into it"
     )

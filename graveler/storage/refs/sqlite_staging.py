@@ -14,7 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 
-from graveler.core.errors import BranchNotFound, InvalidArgument, NotFound, ProtectedBranch
+from graveler.core.errors import (
+    BranchNotFound,
+    InvalidArgument,
+    NotFound,
+    WriteToProtectedBranch,
+)
 from graveler.core.hookevents import HookRun
 from graveler.core.keyspace import successor
 from graveler.core.model import StagedEntry
@@ -89,7 +94,7 @@ class SqliteStagingStore:
             if row is None:
                 raise BranchNotFound(f"branch {branch!r} not found in repository {repo!r}")
             if row[1]:
-                raise ProtectedBranch(
+                raise WriteToProtectedBranch(
                     f"branch {branch!r} is protected: write to another branch and merge into it"
                 )
             if check is not None:
