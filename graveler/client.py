@@ -40,6 +40,7 @@ from graveler.storage.committed.manager import CommittedManager
 from graveler.storage.committed.splitter import DEFAULT_RANGE_SETTINGS, validate_settings
 from graveler.storage.external import ExternalStores
 from graveler.storage.objectstore import ObjectStore, open_object_store
+from graveler.storage.refs.sqlite_db import plain_sqlite_path
 from graveler.storage.refs.store import MetadataStore, open_metadata_store
 from graveler.versioning.hooks.dispatch import HookDispatcher
 from graveler.versioning.hooks.registry import HookRegistry
@@ -199,7 +200,8 @@ class Graveler:
 class _ServerStore:
     """A store of :mod:`graveler.storage.refs.sql_server` made on its first use: that module (and
     SQLAlchemy with it) is imported only by a client that serves or uploads in parts, so a
-    command that does neither starts without it."""
+    command that does neither starts without it. Access keys on a plain SQLite file use the
+    embedded store (:mod:`graveler.storage.refs.sqlite_keys`) and never import it."""
 
     def __init__(self, kind: str, url: str, module: str = "sql_server") -> None:
         self._kind, self._url, self._module = kind, url, module
@@ -209,9 +211,17 @@ class _ServerStore:
     def __getattr__(self, name: str) -> Any:
         with self._lock:
             if self._store is None:
-                found = importlib.import_module(f"graveler.storage.refs.{self._module}")
-                self._store = getattr(found, self._kind)(self._url)
+                self._store = self._open()
         return getattr(self._store, name)
+
+    def _open(self) -> Any:
+        path = plain_sqlite_path(self._url)
+        if path is not None and self._kind == "SqlAccessKeyStore":
+            from graveler.storage.refs.sqlite_keys import SqliteAccessKeyStore  # no SQLAlchemy
+
+            return SqliteAccessKeyStore(path)
+        found = importlib.import_module(f"graveler.storage.refs.{self._module}")
+        return getattr(found, self._kind)(self._url)
 
     def close(self) -> None:
         with self._lock:

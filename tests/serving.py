@@ -6,7 +6,8 @@ it through real clients (S3 SDKs, the aws CLI, Spark, pyiceberg...).
         boto3.client("s3", endpoint_url=server.url, **key.boto)
 
 The server listens on a free port (``--port 0``); its first line of output (``--json``) gives
-the URLs. Stopping it sends SIGTERM, then SIGKILL.
+the URLs. Its stderr (the access log, when on) goes to a file, :attr:`Served.stderr_path`.
+Stopping it sends SIGTERM, then SIGKILL.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class Served:
         self.env.pop("GRAVELER_DATABASE_URL", None)
         self.process: subprocess.Popen[str] | None = None
         self.urls: dict[str, Any] = {}
+        self.stderr_path = self.home.parent / f"serve-{os.getpid()}-{id(self)}.stderr"
 
     def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run ``graveler --home ... [--database-url ...] ARGS`` against the same state."""
@@ -129,9 +131,10 @@ class Served:
     def __enter__(self) -> Served:
         self.home.mkdir(parents=True, exist_ok=True)
         command = [*GRAVELER, *self._global(), "--json", "serve", "--port", "0", *self.args]
-        self.process = subprocess.Popen(
-            command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        with self.stderr_path.open("w") as stderr:  # a file: a pipe nobody reads would fill
+            self.process = subprocess.Popen(
+                command, env=self.env, stdout=subprocess.PIPE, stderr=stderr, text=True
+            )
         self.urls = self._first_document()
         self._wait_ready()
         return self
@@ -156,14 +159,18 @@ class Served:
         while True:
             line = self.process.stdout.readline()
             if not line:
-                err = self.process.stderr.read() if self.process.stderr else ""
-                pytest.fail(f"graveler serve did not start: {err[-2000:]}")
+                self.process.wait(timeout=30)
+                pytest.fail(f"graveler serve did not start: {self.stderr()[-2000:]}")
             text += line
             try:
                 doc: dict[str, Any] = json.loads(text)
                 return doc
             except json.JSONDecodeError:
                 continue
+
+    def stderr(self) -> str:
+        """What the server wrote to stderr so far."""
+        return self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
 
     def _global(self) -> list[str]:
         args = ["--home", str(self.home)]

@@ -94,8 +94,15 @@ class Output:
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
     def table(
-        self, title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+        self,
+        title: str | None,
+        columns: Sequence[str],
+        rows: Iterable[Sequence[Any]],
+        *,
+        whole: Sequence[str] = (),
     ) -> None:
+        """A table; the columns named in ``whole`` are never cut or wrapped to fit the
+        width (IDs to copy), the others give way."""
         cells = [[str(v) for v in row] for row in rows]
         if title is None and self._plain:
             text = plain_table(columns, cells, output_width())
@@ -105,8 +112,12 @@ class Output:
         from rich.table import Table
 
         table = Table(title=title, show_edge=False, header_style="bold")
-        for col in columns:
-            table.add_column(col)
+        for i, col in enumerate(columns):
+            if col in whole:
+                width = max([len(col), *(len(row[i]) for row in cells)])
+                table.add_column(col, no_wrap=True, min_width=width)
+            else:
+                table.add_column(col)
         for row in cells:
             table.add_row(*row)
         self.console.print(table)

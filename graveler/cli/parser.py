@@ -41,7 +41,27 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for name, build in COMMANDS.items():
         if only is None or name == only:
             build(sub)
+    for child in _subparsers(p):
+        _json_anywhere(child)
     return p
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every parser below ``parser`` (its commands, their actions...)."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += [child, *_subparsers(child)]
+    return found
+
+
+def _json_anywhere(parser: argparse.ArgumentParser) -> None:
+    """``--json`` after a command as well as before it (``graveler credentials create
+    --json``): set only when given there, so that it never undoes one given before."""
+    parser.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
 
 
 #: The global options that take a value (argparse also accepts unambiguous prefixes).

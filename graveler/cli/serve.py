@@ -35,6 +35,10 @@ def serve(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
     config_module = _server("graveler.server.config")
     run = _server("graveler.server.run")
     ui_server = _server("graveler.server.listen")
+    if a.workers < 1:
+        raise InvalidArgument("--workers must be at least 1")
+    if not a.body_timeout > 0:
+        raise InvalidArgument("--body-timeout must be a positive number of seconds")
     config = config_module.ServerConfig(
         host=a.host,
         port=a.port,
@@ -44,28 +48,45 @@ def serve(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
         namespace_root=a.namespace_root,
         ui_writes=not a.read_only_ui,
         verify_reads=a.verify_reads,
+        body_timeout=a.body_timeout,
+        access_log=_access_log(a, out, ui_server.is_loopback(a.host)),
         home=str(gv.home),
         database_url=gv.database_url,
     )
-    if a.workers < 1:
-        raise InvalidArgument("--workers must be at least 1")
     run.check(config)
     gv.close()  # workers open their own clients
     sock = ui_server.bind(config.host, config.port)
     config = replace(config, port=sock.getsockname()[1])
-    urls = run.urls(config, config.port)
-    if out.as_json:
-        out.json({**urls, "workers": config.workers})
-    else:
-        out.message(
-            f"graveler serve ({config.workers} worker{'s' if config.workers > 1 else ''}): "
-            f"web UI {urls['ui']}  S3 endpoint {urls['s3']}  "
-            f"Iceberg REST catalog {urls['iceberg']}  lakeFS API {urls['lakefs']}  "
-            "(Ctrl-C stops it)"
-        )
+    _banner(out, config, run.urls(config, config.port), run.addresses(config.host))
     sys.stdout.flush()
     run.serve(config, sock)
     return 0
+
+
+def _access_log(a: argparse.Namespace, out: Output, loopback: bool) -> str | None:
+    """The access log's format: as asked, else off on a loopback address and on beyond it
+    (JSON under ``--json``, else text)."""
+    chosen = a.access_log or ("off" if loopback else "on")
+    if chosen == "off":
+        return None
+    if chosen == "on":
+        return "json" if out.as_json else "text"
+    return str(chosen)
+
+
+def _banner(out: Output, config: Any, urls: dict[str, str], addresses: list[str]) -> None:
+    if out.as_json:
+        out.json({**urls, "workers": config.workers, "addresses": addresses})
+        return
+    workers = f"{config.workers} worker{'s' if config.workers > 1 else ''}"
+    out.message(f"graveler serve ({workers}), Ctrl-C stops it")
+    out.message(f"  web UI                {urls['ui']}")
+    out.message(f"  S3 endpoint           {urls['s3']}")
+    out.message(f"  Iceberg REST catalog  {urls['iceberg']}")
+    out.message(f"  lakeFS API            {urls['lakefs']}")
+    for address in addresses:
+        host = f"[{address}]" if ":" in address else address
+        out.message(f"  from other machines   http://{host}:{config.port}/")
 
 
 def credentials_create(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
@@ -118,14 +139,15 @@ def credentials_list(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
             ["ACCESS KEY ID", "REPOSITORIES", "ACCESS", "CREATED", "DESCRIPTION"],
             [
                 [
-                    d["access_key_id"],
-                    ",".join(d["repositories"] or ["*"]),
+                    k.access_key_id,
+                    ",".join(k.repositories or ["*"]),
                     d["access"],
-                    d["created"],
+                    f"{k.created:%Y-%m-%d %H:%M}",
                     d["description"],
                 ]
-                for d in docs
+                for k, d in zip(keys, docs, strict=True)
             ],
+            whole=["ACCESS KEY ID"],  # copied to delete a key
         )
     return 0
 

@@ -106,6 +106,21 @@ def object_key(path: str) -> bytes:
     return _refuse_key(path)
 
 
+def written_key(path: str) -> bytes:
+    """:func:`object_key` of a path about to be written: also no ``.`` or ``..`` segment
+    (``a/../b``, ``./x``), which a copy of a prefix to a file system would resolve outside
+    it. Reads and deletes take such a path when an earlier version stored it."""
+    key = object_key(path)
+    if b"." in key:
+        for segment in (b".", b".."):
+            if segment in key.split(b"/"):
+                raise InvalidKey(
+                    f"object path {path!r} has a {segment.decode()!r} segment: paths may not "
+                    "hold '.' or '..' between slashes"
+                )
+    return key
+
+
 def lookup_key(path: str) -> bytes:
     """The key to *look up* ``path`` with, checked less than :func:`object_key`: only that it
     is a ``str`` that encodes. Every key that was ever written passed :func:`object_key`, so

@@ -20,7 +20,9 @@ class ServerConfig:
     merge, revert and delete to signed-in keys that may write; ``verify_reads``: the gateway
     hashes every streamed whole-object GET and breaks it off before its last byte when the
     bytes are not the recorded SHA-256 (default: clients that ask for checksums get the
-    SHA-256 to check themselves, as S3 does)."""
+    SHA-256 to check themselves, as S3 does); ``body_timeout``: seconds an S3 request body
+    may stall before the gateway answers RequestTimeout; ``access_log``: one line per
+    request on stderr, ``"text"`` or ``"json"`` (None: off)."""
 
     host: str = "127.0.0.1"
     port: int = 8000
@@ -30,6 +32,8 @@ class ServerConfig:
     namespace_root: str | None = None
     ui_writes: bool = True
     verify_reads: bool = False
+    body_timeout: float = 20.0
+    access_log: str | None = None
     home: str | None = None
     database_url: str | None = None
 

@@ -20,11 +20,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from graveler.core import validate
 from graveler.core.errors import AlreadyExists, InvalidArgument
 from graveler.core.model import AccessKey
-from graveler.storage.refs.sql_server import SqlAccessKeyStore
 
 ENCRYPT_KEY_ENV = "GRAVELER_AUTH_ENCRYPT_KEY"
 KEY_FILE = "auth.key"
@@ -81,10 +81,23 @@ def _key_file(path: Path) -> bytes:
     return fresh
 
 
+class KeyStore(Protocol):
+    """Where access keys are kept (:class:`graveler.storage.refs.sql_server.SqlAccessKeyStore`,
+    :class:`graveler.storage.refs.sqlite_keys.SqliteAccessKeyStore`)."""
+
+    def add(self, key: AccessKey) -> None: ...
+
+    def get(self, access_key_id: str) -> AccessKey: ...
+
+    def list(self) -> list[AccessKey]: ...
+
+    def delete(self, access_key_id: str) -> None: ...
+
+
 class Credentials:
     """Access keys over a store and the server's key."""
 
-    def __init__(self, store: SqlAccessKeyStore, encryption_key: bytes) -> None:
+    def __init__(self, store: KeyStore, encryption_key: bytes) -> None:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
         self.store = store

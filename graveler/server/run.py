@@ -14,25 +14,57 @@ import socket
 from typing import Any
 
 from graveler.client import Graveler
+from graveler.server import observe
 from graveler.server.app import create_server_app
 from graveler.server.config import CONFIG_ENV, ServerConfig
 from graveler.server.listen import bind
+from graveler.server.protocol import http_protocol
+from graveler.server.routing import API_PREFIX, ICEBERG_PREFIX
 
 
 def urls(config: ServerConfig, port: int) -> dict[str, str]:
-    host = f"[{config.host}]" if ":" in config.host else config.host
+    """The server's URLs at an address a client can open: a wildcard address (``0.0.0.0``,
+    ``::``) is shown as the loopback address of its family."""
+    host = visible_host(config.host)
+    host = f"[{host}]" if ":" in host else host
     base = f"http://{host}:{port}"
     return {
         "ui": base + "/",
         "s3": base,
-        "iceberg": base + "/iceberg/api",
-        "lakefs": base + "/api/v1",
+        "iceberg": base + ICEBERG_PREFIX,
+        "lakefs": base + API_PREFIX,
     }
+
+
+def visible_host(host: str) -> str:
+    bare = host.strip("[]")
+    if bare in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if bare == "::":
+        return "::1"
+    return bare
+
+
+def addresses(host: str) -> list[str]:
+    """Where other machines reach a server listening on a wildcard address: this machine's
+    addresses by its host name (none for a specific address, or when they cannot be
+    found)."""
+    if host.strip("[]") not in ("", "0.0.0.0", "::"):
+        return []
+    try:
+        infos = socket.getaddrinfo(socket.gethostname(), None, proto=socket.IPPROTO_TCP)
+    except OSError:
+        return []
+    found = {str(info[4][0]) for info in infos}
+    wanted = socket.AF_INET6 if ":" in host else socket.AF_INET
+    same = {str(i[4][0]) for i in infos if i[0] == wanted}
+    return sorted(a for a in (same or found) if not a.startswith(("127.", "::1")))
 
 
 def app_factory() -> Any:
     """The application of one worker (uvicorn's ``factory=True`` entry point)."""
     config = ServerConfig.from_json(os.environ[CONFIG_ENV])
+    observe.configure(config.access_log)
     client = Graveler(settings=config.client_settings())
     return create_server_app(client, config)
 
@@ -51,6 +83,7 @@ def uvicorn_config(config: ServerConfig, sock: socket.socket) -> Any:
         access_log=False,
         timeout_keep_alive=30,
         server_header=False,
+        http=http_protocol(),
     )
 
 

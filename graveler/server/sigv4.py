@@ -214,10 +214,10 @@ def _from_header(request: Request, header: str) -> Signature:
     algorithm, _, rest = header.strip().partition(" ")
     if algorithm != ALGORITHM:
         raise SignatureError(
-            "AccessDenied" if algorithm == "AWS" else "AuthorizationHeaderMalformed",
+            "AuthorizationHeaderMalformed",
             f"unsupported authorization {algorithm!r:.40}: this endpoint takes AWS Signature "
-            "Version 4 only (boto3: Config(signature_version='s3v4'))",
-            400 if algorithm != "AWS" else 403,
+            "Version 4 (AWS4-HMAC-SHA256) and Version 2 (AWS)",
+            400,
         )
     fields = {}
     for item in rest.split(","):

@@ -124,7 +124,7 @@ def _checked_batches(
     batch: list[tuple[str, Source]] = []
     first = 0
     for index, (path, source) in enumerate(items):
-        validate.object_key(path)
+        validate.written_key(path)
         _check_source(path, source)
         batch.append((path, source))
         if len(batch) == BATCH:

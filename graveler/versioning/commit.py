@@ -29,7 +29,7 @@ from graveler.core.errors import BranchMoved, InvalidArgument, NoChanges
 from graveler.core.hookevents import EventRecord, HookEvent
 from graveler.core.model import Branch, Commit
 from graveler.core.protection import BlockedAction
-from graveler.core.validate import object_key as validate_key
+from graveler.core.validate import written_key as validate_key
 from graveler.storage.committed.apply import Change
 from graveler.storage.committed.merge import MergeStrategy
 from graveler.storage.entry import ObjectEntry

@@ -157,7 +157,7 @@ def _destination_path(destination: object) -> str:
         raise InvalidArgument(
             f"an imported object needs a destination path (not a prefix), got {destination!r:.60}"
         )
-    validate.object_key(destination)
+    validate.written_key(destination)
     return destination
 
 
@@ -201,7 +201,7 @@ def _entry(
 ) -> ObjectEntry:
     """The entry of the object ``info`` at branch ``path`` (``relative``: its key below a
     prefix source)."""
-    validate.object_key(path)
+    validate.written_key(path)
     return ObjectEntry(
         path=path,
         physical_address=src.address(relative),

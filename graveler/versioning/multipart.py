@@ -70,7 +70,7 @@ class Multipart:
     ) -> MultipartUpload:
         """Start an upload to ``path`` on ``branch``; raises BranchNotFound or
         ProtectedBranch (checked again when it completes)."""
-        validate.object_key(path)
+        validate.written_key(path)
         meta = validate.metadata(metadata)
         writable_branch(self.repo, branch)
         upload = MultipartUpload(

@@ -62,7 +62,7 @@ def put(
     each sees what those before it wrote (put-if-absent: exactly one wins). ``verify`` is
     called with the stored entry before staging (a digest the sender declared, say): what
     it raises deletes the bytes and stages nothing."""
-    validate.object_key(path)
+    validate.written_key(path)
     meta = validate.metadata(metadata)
     entry = store_object(repo, path, data, content_type=content_type, metadata=meta)
     if verify is not None:
@@ -180,7 +180,7 @@ def make_linked_entry(
     read from the store when not given (the checksum by streaming the object once); a
     writer that just stored the object passes all three and the store is not asked."""
     checksum, size, mtime = attrs.get("checksum"), attrs.get("size"), attrs.get("mtime")
-    validate.object_key(path)
+    validate.written_key(path)
     address = normalize_address(repo.info.storage_namespace, physical_address)
     if size is None or mtime is None:
         info = repo.store.stat(address)
@@ -213,7 +213,7 @@ def stage_entries(
         for path in delete:
             yield StagedEntry(validate.object_key(path), None, None)
         for e in items:
-            validate.object_key(e.path)
+            validate.written_key(e.path)
             if e.external:
                 raise InvalidArgument(
                     f"entry {e.path!r} has an external address; only import creates those"

@@ -22,12 +22,17 @@ The fence's info string decides what happens to a block; there is no other way t
     test and are checked instead of run, through shell functions defined before the block:
     ``make TARGET`` runs ``make -n TARGET`` in the checkout (the target exists and its recipe
     expands), and ``python -m benchmarks ARGS`` runs with ``--dry-run`` (the arguments parse
-    and name known suites).
+    and name known suites). ``graveler serve`` (with or without ``&``) starts the server in
+    the background on a free port and stops it when the block ends; ``aws`` and ``curl``
+    wait until it answers and are sent to it where they name the port the block gave it
+    (``http://127.0.0.1:8000``), so pages show the usual port and tests never collide on it.
 ``json``, ``yaml``, ``toml``, ``ini``, ``csv`` with a ``title="NAME"``
     A file the page's later blocks use: written to ``NAME`` in the scratch directory (``json``
     must parse).
 ``text``
-    Shown, never run: command synopses, output samples, diagrams.
+    Shown, never run: command synopses, output samples, diagrams. A ``graveler ...`` line
+    in one that is not a synopsis (no ``[``, ``|`` or ``...``) is still parsed by the CLI's
+    own parser (:func:`graveler_lines`), so its options exist as written.
 
 Any other info string, or none, is an error (``BlockError``), so a block is run, checked, or
 explicitly marked ``text``. Python blocks need the extras ``make venv`` installs (Spark
@@ -43,6 +48,8 @@ import importlib.util
 import json
 import os
 import re
+import shlex
+import socket
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -55,7 +62,8 @@ FILE_LANGS = {"json", "yaml", "toml", "ini", "csv"}
 _OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 _ATTR = re.compile(r'(\w+)="([^"]*)"')
 
-# Defined before every bash block: the two commands that are checked rather than run.
+# Defined before every bash block: the commands that are checked rather than run, and a
+# served graveler on a free port ($DOCS_PORT) for the ones that talk to one.
 SHELL_PRELUDE = """\
 make() { command make --no-print-directory -n -C "$DOCS_REPO" "$@" > /dev/null; }
 python() {
@@ -65,6 +73,49 @@ python() {
     command python "$@"
   fi
 }
+graveler() {
+  if [[ " $* " == *" serve "* ]]; then _docs_serve "$@"; else command graveler "$@"; fi
+}
+_docs_serve() {
+  local args=() given=8000 value=""
+  for a in "$@"; do
+    if [[ -n $value ]]; then given=$a; args+=("$DOCS_PORT"); value=""; continue; fi
+    case $a in
+      --port) value=1; args+=("$a") ;;
+      --port=*) given=${a#--port=}; args+=("--port=$DOCS_PORT") ;;
+      *) args+=("$a") ;;
+    esac
+  done
+  [[ " ${args[*]} " == *" --port"* ]] || args+=(--port "$DOCS_PORT")
+  echo "$given" > .docs-served-port
+  command graveler "${args[@]}" >> .docs-serve.log 2>&1 &
+  echo $! >> .docs-serve.pids
+  _docs_wait
+}
+_docs_wait() {
+  for _ in $(seq 300); do
+    command curl -s -o /dev/null "http://127.0.0.1:$DOCS_PORT/_health" && return 0
+    sleep 0.1
+  done
+  echo "graveler serve did not answer:" >&2; cat .docs-serve.log >&2; return 1
+}
+_docs_to_server() {
+  local tool=$1 given out=(); shift
+  [[ -f .docs-served-port ]] && _docs_wait
+  given=$(cat .docs-served-port 2>/dev/null || echo none)
+  for a in "$@"; do out+=("${a//127.0.0.1:$given/127.0.0.1:$DOCS_PORT}"); done
+  command "$tool" "${out[@]}"
+}
+aws() { _docs_to_server aws "$@"; }
+curl() { _docs_to_server curl "$@"; }
+_docs_stop() {
+  if [[ -f .docs-serve.pids ]]; then
+    kill $(cat .docs-serve.pids) 2>/dev/null || true
+    wait 2>/dev/null || true
+  fi
+  rm -f .docs-serve.pids .docs-served-port
+}
+trap _docs_stop EXIT
 """
 
 
@@ -132,6 +183,20 @@ def extract(text: str, page: str) -> list[Block]:
     return blocks
 
 
+def graveler_lines(block: Block) -> list[list[str]]:
+    """The ``graveler ...`` commands a text block shows that are not synopses, as argument
+    lists (comments and line continuations resolved)."""
+    found = []
+    text = block.code.replace("\\\n", " ")
+    for line in text.splitlines():
+        words = line.strip()
+        if not words.startswith("graveler ") or any(m in words for m in ("[", "|", "...")):
+            continue
+        args = shlex.split(words, comments=True)[1:]
+        found.append(args[:-1] if args[-1:] == ["&"] else args)
+    return found
+
+
 def pages(root: Path = ROOT) -> list[Path]:
     """README.md and every Markdown page of the docs site."""
     return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
@@ -185,10 +250,22 @@ def _run_dagster_definitions(block: Block, workdir: Path) -> None:
     print(f"{block.title}: {len(assets)} assets, {len(sensors)} sensors")
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+#: ``graveler ... serve ... &``: the prelude's ``graveler`` puts the server in the background
+#: itself (and waits until it answers), so the block's own ``&`` is dropped.
+_SERVE_IN_BACKGROUND = re.compile(r"^(\s*graveler\b.*\bserve\b[^&#]*?)\s*&(\s*#.*)?$", re.M)
+
+
 def _run_shell(block: Block, workdir: Path) -> None:
-    env = dict(os.environ, DOCS_REPO=str(ROOT))
+    env = dict(os.environ, DOCS_REPO=str(ROOT), DOCS_PORT=str(_free_port()))
+    code = _SERVE_IN_BACKGROUND.sub(r"\1\2", block.code)
     done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", SHELL_PRELUDE + block.code],
+        ["bash", "-euo", "pipefail", "-c", SHELL_PRELUDE + code],
         cwd=workdir,
         env=env,
         capture_output=True,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from tests.docs.blocks import (
     Block,
     BlockError,
     extract,
+    graveler_lines,
     page_blocks,
     pages,
     write_spec,
@@ -155,3 +157,41 @@ def test_a_failing_block_fails_its_page(
     assert done.returncode != 0 and result == []
     assert expected in done.stderr
     assert "unreachable" not in done.stdout
+
+
+def test_graveler_commands_in_text_blocks_parse() -> None:
+    """A command shown but not run (a text block) still names options that exist: the
+    README once showed ``graveler credentials create --json`` while ``--json`` went before
+    the command only."""
+    from graveler.cli.parser import build_parser
+
+    bad = []
+    checked = 0
+    for page in PAGES:
+        for block in page_blocks(page):
+            if block.kind != "text":
+                continue
+            for args in graveler_lines(block):
+                checked += 1
+                try:
+                    build_parser(args).parse_args(args)
+                except SystemExit:
+                    bad.append(f"{block.page}:{block.line}: graveler {' '.join(args)}")
+    assert not bad, "\n".join(bad)
+    assert checked > 5
+
+
+def test_a_block_can_serve_and_talk_to_the_server(tmp_path: Path) -> None:
+    code = (
+        "graveler serve --port 8000 &\n"
+        "curl -sf http://127.0.0.1:8000/_health > health.json\n"
+        'python -c \'import json; assert json.load(open("health.json")) == {"status": "ok"}\'\n'
+        'echo "$DOCS_PORT" > port.txt\n'
+    )
+    done, result = run_blocks([Block("sample.md", 3, "bash", None, code)], tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert result == [[3, "shell"]]
+    port = int((tmp_path / "work" / "port.txt").read_text())
+    assert port != 8000
+    with pytest.raises(OSError):  # the server did not outlive its block
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()

@@ -245,17 +245,6 @@ def test_secrets_are_never_stored_or_listed_in_the_clear(gateway: Gateway):
     assert gateway.key.secret_access_key.encode() not in stored
 
 
-def test_signature_v2_is_refused_with_the_fix_named(gateway: Gateway, branch: str):
-    v2 = gateway.client(signature_version="s3")  # boto3's Signature Version 2 signer
-    refused = outcome(lambda: v2.list_objects_v2(Bucket="lake", Prefix=f"{branch}/"))
-    assert refused == ("error", ("AccessDenied", 403))
-    url = v2.generate_presigned_url("get_object", Params={"Bucket": "lake", "Key": f"{branch}/x"})
-    assert "AWSAccessKeyId=" in url
-    with pytest.raises(urllib.error.HTTPError) as caught:
-        urllib.request.urlopen(url)
-    assert caught.value.code == 403 and b"Signature Version 4" in caught.value.read()
-
-
 def test_virtual_host_addressing(tmp_path: Any):
     """With --domain, REPO.DOMAIN addresses the repository (sent to 127.0.0.1 with that Host)."""
     import http.client

@@ -151,3 +151,31 @@ def test_sign_in_never_sends_you_elsewhere(loopback: Served):
             data={"access_key_id": key.access_key_id, "secret_access_key": key.secret_access_key},
         )
         assert cross.status_code == 403
+
+
+def test_signing_in_returns_to_the_page_asked_for_with_its_query(exposed: Served):
+    """Reproduced before the fix: the redirect kept the path only, so
+    ``compare?left=main&right=feature`` landed on an empty compare form."""
+    key = exposed.credentials()
+    wanted = "/repos/lake/compare?left=main&right=feature"
+    with httpx.Client() as client:
+        sent = client.get(_base(exposed) + wanted)
+        assert sent.status_code == 303
+        form = client.get(_base(exposed) + sent.headers["location"])
+        hidden = re.search(r'name="next" value="([^"]+)"', form.text)
+        assert hidden is not None and hidden.group(1).replace("&amp;", "&") == wanted
+        signed = client.post(
+            _base(exposed) + "/sign-in",
+            data={
+                "access_key_id": key.access_key_id,
+                "secret_access_key": key.secret_access_key,
+                "next": hidden.group(1).replace("&amp;", "&"),
+            },
+        )
+        assert signed.status_code == 303 and signed.headers["location"] == wanted
+        page = client.get(_base(exposed) + wanted)
+        assert (
+            page.status_code == 200
+            and "a.csv" in page.text
+            and '<form class="refbar"' not in page.text
+        )

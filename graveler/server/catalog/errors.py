@@ -30,6 +30,7 @@ from graveler.core.errors import (
     TableNamespaceNotEmpty,
     TableNotFound,
 )
+from graveler.server.observe import request_id
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,10 @@ class RestError(Exception):
 
 
 def body(status: int, kind: str, message: str) -> bytes:
-    return json.dumps({"error": {"message": message, "type": kind, "code": status}}).encode()
+    """The error model's document, with the server's request ID beside the error (clients
+    ignore what they do not know; people quote it when they report a failure)."""
+    error = {"message": message, "type": kind, "code": status}
+    return json.dumps({"error": error, "request_id": request_id()}).encode()
 
 
 def classify(exc: BaseException, *, committing: bool = False) -> tuple[int, str, str]:

@@ -34,6 +34,7 @@ from graveler.core.errors import AuthenticationFailed, GravelerError
 from graveler.server.auth import ICEBERG, Authenticator, Principal
 from graveler.server.catalog import handlers as h
 from graveler.server.catalog.errors import RestError, body, classify
+from graveler.server.observe import note
 
 TOKEN_SECONDS = 3600
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
@@ -149,6 +150,13 @@ class _Api:
 
         async def endpoint(request: Request) -> Response:
             handler, write, commit = by_method[request.method]
+            namespace = str(request.path_params.get("namespace", ""))
+            note(
+                request.scope,
+                operation=handler.__name__,
+                repository=str(request.path_params["prefix"]),
+                ref=namespace.split("\x1f", 1)[0],
+            )
             raw = await request.body() if request.method in ("POST", "PUT") else b""
             if len(raw) > h.MAX_BODY:
                 return _error(413, "BadRequestException", "request body too large")
@@ -178,7 +186,9 @@ class _Api:
             raise AuthenticationFailed(
                 "no bearer token: get one from /v1/oauth/tokens with an access key and secret"
             )
-        return self.auth.by_token(header[7:].strip(), ICEBERG)
+        principal = self.auth.by_token(header[7:].strip(), ICEBERG)
+        note(request.scope, access_key_id=principal.access_key_id)
+        return principal
 
 
 async def _guarded(work: Callable[[], Response], *, committing: bool = False) -> Response:

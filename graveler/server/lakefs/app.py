@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +35,7 @@ from graveler.server.lakefs.http import (
 )
 from graveler.server.lakefs.routing import Access, Body, Route, Router
 from graveler.server.lakefs.service import Service
+from graveler.server.observe import note
 
 log = logging.getLogger("graveler.server.lakefs")
 #: Where the API is mounted.
@@ -62,6 +64,8 @@ class LakeFSApi:
             await answer(send, error_reply(exc.status, exc.message), scope, close=has_body(scope))
             return
         call = Call(self.service, method, params, query_of(scope), headers_of(scope))
+        ref = params.get("branch") or params.get("ref") or params.get("sourceRef") or ""
+        note(scope, operation=found.handler.__name__, repository=params.get("repository"), ref=ref)
         loop = asyncio.get_running_loop()
         try:
             unread = await self._take_body(call, found, receive, loop)
@@ -70,7 +74,9 @@ class LakeFSApi:
             return
         except ClientGone:
             return
-        reply = await loop.run_in_executor(self.executor, self.serve, call, found)
+        work = contextvars.copy_context()  # the request's ID reaches the error bodies
+        reply = await loop.run_in_executor(self.executor, work.run, self.serve, call, found)
+        note(scope, access_key_id=call.principal.access_key_id if call.principal else "")
         if unread is None and call.body_reader is not None:
             unread = not call.body_reader.complete
             call.body_reader.close()

@@ -33,6 +33,7 @@ from graveler.core.errors import (
     StorageError,
     WriteToProtectedBranch,
 )
+from graveler.server.observe import request_id
 
 log = logging.getLogger("graveler.server.lakefs")
 
@@ -67,8 +68,9 @@ def not_implemented(what: str) -> ApiError:
 
 
 def body(message: str) -> bytes:
-    """lakeFS's error body."""
-    return json.dumps({"message": message}).encode()
+    """lakeFS's error body, with the server's request ID beside the message (lakeFS's
+    clients read the message and ignore what they do not know)."""
+    return json.dumps({"message": message, "request_id": request_id()}).encode()
 
 
 #: lakeFS's own messages for conditions its clients match on (lakefs-spec turns a 403 on a

@@ -11,11 +11,14 @@
 
 A client that goes away mid-body raises :class:`ClientGone`; a body that breaks its framing
 or any check raises an :class:`~graveler.server.s3.errors.S3Error`. Either way the caller
-discards what it wrote.
+discards what it wrote. A body declared larger than S3's 5 GiB limit is refused
+(``EntityTooLarge``) before any of it is read, and one that stalls for ``timeout`` seconds
+(sending less than its ``Content-Length``, say) ends with S3's ``RequestTimeout``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import zlib
@@ -75,8 +78,16 @@ class _Checksum:
 class Body:
     """The decoded payload of one request (see the module docstring)."""
 
-    def __init__(self, receive: Receive, request: S3Request, verified: Verified | None) -> None:
+    def __init__(
+        self,
+        receive: Receive,
+        request: S3Request,
+        verified: Verified | None,
+        *,
+        timeout: float = 20.0,
+    ) -> None:
         self._receive = receive
+        self._timeout = timeout
         self._request = request
         self._verified = verified
         self.payload_hash = request.header("x-amz-content-sha256") or UNSIGNED_PAYLOAD
@@ -90,6 +101,9 @@ class Body:
             for n in (request.header("x-amz-trailer") or "").split(",")
             if n.strip()
         ]
+        declared = self.decoded_length or 0  # without aws-chunked framing
+        if declared > MAX_PUT_BYTES:
+            raise _too_large(declared)
         self._checksum = _declared_checksum(request, self._trailer_names)
         #: Checksums to echo in the response (``x-amz-checksum-*`` name -> base64 value).
         self.checksums: dict[str, str] = {}
@@ -103,7 +117,7 @@ class Body:
         async for piece in source:
             self.received += len(piece)
             if self.received > MAX_PUT_BYTES:
-                raise S3Error("EntityTooLarge", "your proposed upload exceeds 5 GiB", 400)
+                raise _too_large(self.received)
             if self._checksum is not None:
                 self._checksum.update(piece)
             yield piece
@@ -143,7 +157,15 @@ class Body:
 
     async def _messages(self) -> AsyncIterator[bytes]:
         while True:
-            message = await self._receive()
+            try:
+                message = await asyncio.wait_for(self._receive(), self._timeout)
+            except TimeoutError:
+                raise S3Error(
+                    "RequestTimeout",
+                    "your socket connection to the server was not read from or written to "
+                    f"within {self._timeout:g} seconds",
+                    400,
+                ) from None
             if message["type"] == "http.disconnect":
                 raise ClientGone()
             data = message.get("body", b"")
@@ -309,6 +331,16 @@ def _int_header(request: S3Request, name: str) -> int | None:
     if number < 0:
         raise S3Error("InvalidArgument", f"{name} must not be negative", 400)
     return number
+
+
+def _too_large(size: int) -> S3Error:
+    return S3Error(
+        "EntityTooLarge",
+        "your proposed upload exceeds the maximum allowed size",
+        400,
+        ProposedSize=str(size),
+        MaxSizeAllowed=str(MAX_PUT_BYTES),
+    )
 
 
 def _malformed(message: str) -> S3Error:

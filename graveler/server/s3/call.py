@@ -36,6 +36,8 @@ class Call:
     repositories: Callable[[str], Repository]
     region: str = "us-east-1"
     verify_reads: bool = False
+    #: Seconds a request body may stall before the answer is RequestTimeout.
+    body_timeout: float = 20.0
     started: bool = field(default=False)
     bodies: list[Body] = field(default_factory=list)
 
@@ -44,7 +46,7 @@ class Call:
         return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
 
     def body(self) -> Body:
-        body = Body(self.receive, self.request, self.verified)
+        body = Body(self.receive, self.request, self.verified, timeout=self.body_timeout)
         self.bodies.append(body)
         return body
 

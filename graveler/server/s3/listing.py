@@ -56,7 +56,7 @@ async def list_objects(call: Call) -> None:
     await call.xml(
         document(
             "ListBucketResult",
-            _head(call, prefix, delimiter, encode) + body + _contents(page, encode, owner),
+            _head(call, prefix, delimiter, encode, v2) + body + _contents(page, encode, owner),
         )
     )
 
@@ -111,8 +111,11 @@ def v2_fields(query: dict[str, str], page: Page, encode: bool) -> dict[str, obje
     return fields
 
 
-def _head(call: Call, prefix: str, delimiter: str, encode: bool) -> list[str]:
-    parts = [element("Name", call.request.bucket), element("Prefix", _enc(prefix, encode))]
+def _head(call: Call, prefix: str, delimiter: str, encode: bool, v2: bool) -> list[str]:
+    """Name, Prefix, Delimiter and EncodingType. ListObjects (V1) answers its Prefix as
+    given even under ``encoding-type=url``, as S3 does (SDKs decode it in V2 answers only)."""
+    shown = _enc(prefix, encode and v2)
+    parts = [element("Name", call.request.bucket), element("Prefix", shown)]
     if delimiter:
         parts.append(element("Delimiter", _enc(delimiter, encode)))
     if encode:

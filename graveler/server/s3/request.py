@@ -25,6 +25,8 @@ class S3Request:
     #: Set by authentication: the access key ID, for logs and multipart initiators.
     caller: str = ""
     request_id: str = field(default="")
+    #: Whether the bucket came from the Host header (virtual-host style).
+    virtual_host: bool = False
 
     @classmethod
     def from_scope(cls, scope: dict[str, Any], domain: str | None = None) -> S3Request:
@@ -40,8 +42,12 @@ class S3Request:
             }
         except UnicodeDecodeError:
             raise S3Error("InvalidURI", "the request URI is not valid UTF-8", 400) from None
-        bucket, key = _address(path, _host(headers), domain)
-        return cls(scope["method"], raw_path, query_string, headers, query, bucket, key)
+        host = _host(headers)
+        bucket, key = _address(path, host, domain)
+        virtual = bool(domain) and host.endswith(f".{domain}")
+        request = cls(scope["method"], raw_path, query_string, headers, query, bucket, key)
+        request.virtual_host = virtual
+        return request
 
     def header(self, name: str) -> str | None:
         return header_value(self.headers, name)

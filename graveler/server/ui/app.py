@@ -25,6 +25,7 @@ from starlette.responses import Response
 
 from graveler.client import Graveler
 from graveler.core.errors import GravelerError, StorageError
+from graveler.server.observe import request_id
 from graveler.server.ui import actions, pages_compare, pages_history, pages_objects, pages_repos
 from graveler.server.ui.context import UI, UIOptions, ui_of
 from graveler.server.ui.csrf import CsrfError
@@ -83,7 +84,12 @@ async def _security_headers(
 def _install_error_pages(app: FastAPI) -> None:
     def page(request: Request, status: int, title: str, message: str) -> Response:
         return ui_of(request).render(
-            request, "error.html", status=status, title=title, message=message
+            request,
+            "error.html",
+            status=status,
+            title=title,
+            message=message,
+            request_id=request_id(),
         )
 
     @app.exception_handler(GravelerError)

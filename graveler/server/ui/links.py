@@ -50,9 +50,17 @@ class Links:
         return self._url(self._repo(repo, f"/commits/{quote(commit_id, safe='')}"), after=after)
 
     def compare(
-        self, repo: str, left: str, right: str, prefix: str = "", after: str = "", view: str = ""
+        self,
+        repo: str,
+        left: str,
+        right: str,
+        prefix: str = "",
+        after: str = "",
+        view: str = "",
+        diff: str = "",
     ) -> str:
-        """What changed from ``left`` to ``right`` (under ``prefix``, past the path ``after``);
+        """What ``right`` changed since it parted from ``left`` (under ``prefix``, past the
+        path ``after``); ``diff="two-dot"``: the direct difference of the two;
         ``view="files"`` lists the files of tables (Delta Lake...) instead of their versions."""
         return self._url(
             self._repo(repo, "/compare"),
@@ -61,12 +69,19 @@ class Links:
             prefix=prefix,
             after=after,
             view=view,
+            diff=diff,
         )
 
-    def compare_summary(self, repo: str, left: str, right: str, prefix: str = "") -> str:
+    def compare_summary(
+        self, repo: str, left: str, right: str, prefix: str = "", diff: str = ""
+    ) -> str:
         """The counts of a comparison, by prefix (computed in slices, see the compare page)."""
         return self._url(
-            self._repo(repo, "/compare/summary"), left=left, right=right, prefix=prefix
+            self._repo(repo, "/compare/summary"),
+            left=left,
+            right=right,
+            prefix=prefix,
+            diff=diff,
         )
 
     def changes(self, repo: str, branch: str, prefix: str = "", after: str = "") -> str:

@@ -23,6 +23,7 @@ from graveler.core.errors import AuthenticationFailed
 from graveler.server.auth import SESSION, Authenticator, Principal
 from graveler.server.config import ServerConfig
 from graveler.server.listen import allowed_hosts, is_loopback
+from graveler.server.observe import note, request_id
 from graveler.server.ui.app import create_app
 from graveler.server.ui.context import PRINCIPAL, UIOptions
 
@@ -61,18 +62,20 @@ class SessionGate:
             await _redirect(send, _root(scope) + "/", clear=True, scope=scope)
             return
         principal = self._principal(scope)
+        repo = _repository_of(path)
+        note(scope, access_key_id=principal.access_key_id if principal else "", repository=repo)
         if principal is None and self.require_sign_in and not path.startswith(_OPEN):
             if scope["method"] in ("GET", "HEAD"):
-                target = _root(scope) + "/sign-in?next=" + quote(path, safe="/")
-                await _redirect(send, target)
+                await _redirect(send, _root(scope) + "/sign-in?next=" + _here(scope))
             else:
                 await _page(send, 401, "Sign in first: this server needs an access key.")
             return
-        repo = _repository_of(path)
         if principal is not None and repo is not None and not principal.may_read(repo):
             await _page(send, 403, f"Access key {principal.access_key_id} may not read {repo!r}.")
             return
-        await self.app(dict(scope, **{PRINCIPAL: principal}), receive, send)
+        inner = dict(scope, **{PRINCIPAL: principal})
+        await self.app(inner, receive, send)
+        _note_page(scope, inner)
 
     def _principal(self, scope: dict[str, Any]) -> Principal | None:
         token = _cookie(scope, COOKIE)
@@ -101,6 +104,20 @@ class SessionGate:
             return
         token = self.auth.issue_token(principal, SESSION, SESSION_SECONDS)
         await _redirect(send, target, cookie=token, scope=scope)
+
+
+def _here(scope: dict[str, Any]) -> str:
+    """The page asked for, path and query, as the value of a ``next`` parameter."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    return quote(scope["path"] + ("?" + query if query else ""), safe="/")
+
+
+def _note_page(scope: dict[str, Any], inner: dict[str, Any]) -> None:
+    """The access log's operation (the page's function) and ref of a page served."""
+    params = inner.get("path_params") or {}
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    ref = params.get("ref") or (query.get("ref") or query.get("branch") or [""])[0]
+    note(scope, operation=getattr(inner.get("endpoint"), "__name__", ""), ref=str(ref))
 
 
 def _repository_of(path: str) -> str | None:
@@ -186,7 +203,8 @@ async def _redirect(
 async def _page(send: Any, status: int, message: str) -> None:
     body = _html(
         "graveler",
-        f"<p class='error'>{html.escape(message)}</p><p><a href='/sign-in'>Sign in</a></p>",
+        f"<p class='error'>{html.escape(message)}</p><p><a href='/sign-in'>Sign in</a></p>"
+        f"<p class='request-id'>Request ID {request_id()}</p>",
     )
     await _send_html(send, status, body)
 
