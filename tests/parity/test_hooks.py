@@ -281,3 +281,23 @@ def test_entry_points_are_scanned_only_when_a_distribution_may_declare_some(tmp_
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_importlib_metadata_backports_finder_does_not_force_a_scan(monkeypatch):
+    """Libraries that import the ``importlib_metadata`` backport put its finder on
+    ``sys.meta_path``; it reads the same directories, so the text search still decides."""
+    from graveler.versioning.hooks.registry import _declared_anywhere
+
+    class MetadataPathFinder:  # the backport's finder, as it stands on sys.meta_path
+        @classmethod
+        def find_distributions(cls, context=None):
+            return iter(())
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, MetadataPathFinder])
+    assert not _declared_anywhere("graveler.hooks.no-such-group")
+
+    class SomeOtherFinder(MetadataPathFinder):
+        pass
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, SomeOtherFinder])
+    assert _declared_anywhere("graveler.hooks.no-such-group")

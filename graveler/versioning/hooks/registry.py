@@ -160,8 +160,9 @@ def installed_entry_points(group: str) -> tuple[EntryPoint, ...]:
 
 
 #: Finders of ``sys.meta_path`` known to list distributions the way :func:`_declared_anywhere`
-#: reads them (the standard path finder), or not at all.
-_PLAIN_FINDERS = ("PathFinder",)
+#: reads them, or not at all: the standard path finder, and the ``importlib_metadata``
+#: backport's finder (which many libraries import; it reads the same ``sys.path`` entries).
+_PLAIN_FINDERS = ("PathFinder", "MetadataPathFinder")
 
 
 def _declared_anywhere(group: str) -> bool:
