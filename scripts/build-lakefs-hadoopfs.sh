@@ -1,57 +1,28 @@
 #!/usr/bin/env bash
 # Builds lakeFS's Hadoop FileSystem (the assembly jar) from lakeFS's source release that
 # scripts/lakefs-hadoopfs.txt pins, into a cache outside the clone, and copies it into DIR
-# (default .jars). The source is the release's Go module zip from the Go module proxy
-# ($GOPROXY's first entry, proxy.golang.org by default), checked against the pinned SHA-256;
-# Maven fetches the build's dependencies into ~/.m2 (Maven Central). Nothing here runs at test
+# (default .jars). The source is the release's Go module zip, fetched and checked against the
+# pinned SHA-256 by scripts/lakefs-source.sh; Maven fetches the build's dependencies into ~/.m2 (Maven Central). Nothing here runs at test
 # time. Why it is built at all: see scripts/lakefs-hadoopfs.txt.
 #
 # Usage: scripts/build-lakefs-hadoopfs.sh [DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-.jars}
-read -r coordinate module sha256 < <(grep -v '^#' scripts/lakefs-hadoopfs.txt | grep -v '^$' | head -1)
+read -r coordinate module _sha256 < <(grep -v '^#' scripts/lakefs-hadoopfs.txt | grep -v '^$' | head -1)
 IFS=: read -r _group artifact version <<<"$coordinate"
-path=${module%@*}
 release=${module#*@}
 name="$artifact-$version-lakefs-$release.jar"
 CACHE=${GRAVELER_JAR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/graveler/jars}
 mkdir -p "$DIR" "$CACHE"
 if [[ -s "$DIR/$name" ]]; then exit 0; fi
 
-# The release's source, from the Go module proxy, kept in the cache once its hash is checked.
-fetch_source() {
-	local zip="$CACHE/${path//\//+}@$release.zip" proxy
-	if [[ ! -s "$zip" ]]; then
-		proxy=$(go env GOPROXY 2>/dev/null || true)
-		proxy=${proxy:-https://proxy.golang.org}
-		proxy=${proxy%%[,|]*}
-		[[ "$proxy" == http* ]] || proxy=https://proxy.golang.org
-		echo "fetching $module from $proxy" >&2
-		curl -fsSL --retry 3 -o "$zip.tmp" "$proxy/$path/@v/$release.zip"
-		echo "$sha256  $zip.tmp" | sha256sum -c --quiet - ||
-			{ echo "build-lakefs-hadoopfs: $module does not have the pinned SHA-256" >&2; rm -f "$zip.tmp"; exit 1; }
-		mv "$zip.tmp" "$zip"
-	fi
-	echo "$zip"
-}
-
 if [[ ! -s "$CACHE/$name" ]]; then
 	command -v mvn >/dev/null || { echo "build-lakefs-hadoopfs: 'mvn' not found" >&2; exit 1; }
-	zip=$(fetch_source)
 	echo "building $name from $module"
 	BUILD=$(mktemp -d)
 	trap 'rm -rf "$BUILD"' EXIT
-	python3 - "$zip" "$path@$release/" "$BUILD" <<'PY'
-import sys, zipfile
-archive, prefix, target = sys.argv[1:]
-with zipfile.ZipFile(archive) as zf:
-    for info in zf.infolist():
-        rel = info.filename[len(prefix):] if info.filename.startswith(prefix) else None
-        if rel and rel.startswith(("clients/java/", "clients/hadoopfs/")) and ".." not in rel.split("/"):
-            info.filename = rel
-            zf.extract(info, target)
-PY
+	bash scripts/lakefs-source.sh "$BUILD" clients/java/ clients/hadoopfs/
 	# The FileSystem names the SDK release it was built with; the same release's SDK source
 	# stands in for it, under a version of its own in ~/.m2.
 	sdk="0.0.0-graveler-lakefs-$release"

@@ -18,6 +18,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,54 @@ from typing import Any
 import pytest
 
 GRAVELER = [sys.executable, "-m", "graveler.cli"]
+
+#: Variables that would send a client past loopback (proxies) or to the user's own AWS set-up
+#: or graveler deployment.
+ESCAPES = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "AWS_PROFILE",
+    "AWS_SESSION_TOKEN",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "GRAVELER_HOME",
+    "GRAVELER_DATABASE_URL",
+)
+#: lakeFS clients' own settings (lakectl, the lakefs SDK), which would point them elsewhere.
+LAKEFS_CLIENT_SETTINGS = (
+    "LAKECTL_SERVER_ENDPOINT_URL",
+    "LAKECTL_CREDENTIALS_ACCESS_KEY_ID",
+    "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY",
+    "LAKEFS_ENDPOINT",
+    "LAKEFS_ACCESS_KEY_ID",
+    "LAKEFS_SECRET_ACCESS_KEY",
+)
+#: AWS clients on loopback only: no proxy for it, no instance metadata, no user files.
+LOOPBACK_AWS = {
+    "NO_PROXY": "127.0.0.1,localhost",
+    "no_proxy": "127.0.0.1,localhost",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "AWS_CONFIG_FILE": "/nonexistent/graveler-test-aws-config",
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/graveler-test-aws-creds",
+}
+
+
+@contextmanager
+def isolated_env(
+    unset: Iterable[str] = (), setting: Mapping[str, str] | None = None
+) -> Iterator[None]:
+    """The environment without :data:`ESCAPES` (and ``unset``), with :data:`LOOPBACK_AWS` (and
+    ``setting``), for as long as the block runs."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name in (*ESCAPES, *unset):
+            mp.delenv(name, raising=False)
+        for name, value in {**LOOPBACK_AWS, **(setting or {})}.items():
+            mp.setenv(name, value)
+        yield
 
 
 @dataclass(frozen=True)

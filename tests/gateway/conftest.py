@@ -19,40 +19,14 @@ from botocore.config import Config
 from moto.server import ThreadedMotoServer
 
 from graveler.client import Graveler
-from tests.serving import Key, Served
+from tests.serving import Key, Served, isolated_env
 
 REPO = "lake"
-ISOLATION = {
-    "NO_PROXY": "127.0.0.1,localhost",
-    "AWS_EC2_METADATA_DISABLED": "true",
-    "AWS_CONFIG_FILE": "/nonexistent/graveler-test-aws-config",
-    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/graveler-test-aws-creds",
-}
-UNSET = (
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-    "AWS_PROFILE",
-    "AWS_SESSION_TOKEN",
-    "AWS_ENDPOINT_URL",
-    "AWS_ENDPOINT_URL_S3",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "GRAVELER_HOME",
-    "GRAVELER_DATABASE_URL",
-)
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_aws() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as mp:
-        for name in UNSET:
-            mp.delenv(name, raising=False)
-        for name, value in ISOLATION.items():
-            mp.setenv(name, value)
+    with isolated_env(unset=("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")):
         yield
 
 

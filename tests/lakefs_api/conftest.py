@@ -23,37 +23,20 @@ import pytest
 import requests
 from moto.server import ThreadedMotoServer
 
-from tests.serving import Key, Served
+from tests.serving import LOOPBACK_AWS, Key, Served, isolated_env
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC_ENV = "GRAVELER_LAKEFS_OPENAPI"
 SPEC = Path(
     os.environ.get(SPEC_ENV) or REPO_ROOT.parent / "shared/reference/lakefs-api-v1.84.0.yml"
 )
+#: The server's environment: AWS clients on loopback with moto's dummy keys.
 ISOLATION = {
-    "NO_PROXY": "127.0.0.1,localhost",
-    "AWS_EC2_METADATA_DISABLED": "true",
-    "AWS_CONFIG_FILE": "/nonexistent/graveler-test-aws-config",
-    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/graveler-test-aws-creds",
+    **LOOPBACK_AWS,
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_DEFAULT_REGION": "us-east-1",
 }
-UNSET = (
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-    "AWS_PROFILE",
-    "AWS_SESSION_TOKEN",
-    "AWS_ENDPOINT_URL",
-    "AWS_ENDPOINT_URL_S3",
-    "GRAVELER_HOME",
-    "GRAVELER_DATABASE_URL",
-    "GRAVELER_S3_ENDPOINT_URL",
-)
 BUCKET = "lakefs-api-tests"
 
 
@@ -68,11 +51,7 @@ def spec() -> Any:
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as mp:
-        for name in UNSET:
-            mp.delenv(name, raising=False)
-        for name, value in ISOLATION.items():
-            mp.setenv(name, value)
+    with isolated_env(unset=("GRAVELER_S3_ENDPOINT_URL",), setting=ISOLATION):
         yield
 
 

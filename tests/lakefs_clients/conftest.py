@@ -13,46 +13,15 @@ from collections.abc import Iterator
 import pytest
 
 from tests.lakefs_clients.server import LakeFS, lakefs_server
-
-ISOLATION = {
-    "NO_PROXY": "127.0.0.1,localhost",
-    "no_proxy": "127.0.0.1,localhost",
-    "AWS_EC2_METADATA_DISABLED": "true",
-    "AWS_CONFIG_FILE": "/nonexistent/graveler-test-aws-config",
-    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/graveler-test-aws-creds",
-    "LAKECTL_CONFIG_FILE": "/nonexistent/graveler-test-lakectl.yaml",
-}
-UNSET = (
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-    "AWS_PROFILE",
-    "AWS_SESSION_TOKEN",
-    "AWS_ENDPOINT_URL",
-    "AWS_ENDPOINT_URL_S3",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "GRAVELER_HOME",
-    "GRAVELER_DATABASE_URL",
-    "LAKECTL_SERVER_ENDPOINT_URL",
-    "LAKECTL_CREDENTIALS_ACCESS_KEY_ID",
-    "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY",
-    "LAKEFS_ENDPOINT",
-    "LAKEFS_ACCESS_KEY_ID",
-    "LAKEFS_SECRET_ACCESS_KEY",
-)
+from tests.serving import LAKEFS_CLIENT_SETTINGS, isolated_env
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _isolated() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as mp:
-        for name in UNSET:
-            mp.delenv(name, raising=False)
-        for name, value in ISOLATION.items():
-            mp.setenv(name, value)
+    with isolated_env(
+        unset=("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", *LAKEFS_CLIENT_SETTINGS),
+        setting={"LAKECTL_CONFIG_FILE": "/nonexistent/graveler-test-lakectl.yaml"},
+    ):
         yield
 
 

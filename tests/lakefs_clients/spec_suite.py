@@ -30,22 +30,15 @@ from urllib.parse import urlsplit
 
 from tests.lakefs_clients.contract import contract
 from tests.lakefs_clients.tap import ContractTap
-from tests.serving import GRAVELER, Served
+from tests.serving import ESCAPES, GRAVELER, Served
 
 #: lakeFS's quickstart key pair, which the suite signs in with.
 QUICKSTART_KEY = ("AKIAIOSFOLQUICKSTART", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
 PORT = 8000
 #: Variables that would point the suite (or the server) anywhere but here.
 UNSET = (
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
+    *ESCAPES,
     "PYTHONPATH",
-    "GRAVELER_HOME",
-    "GRAVELER_DATABASE_URL",
     "LAKECTL_CONFIG_FILE",
     "LAKECTL_SERVER_ENDPOINT_URL",
     "LAKECTL_CREDENTIALS_ACCESS_KEY_ID",

@@ -20,6 +20,7 @@ from graveler.storage.objectstore.local import LocalObjectStore
 from graveler.storage.objectstore.memory import clear_memory_stores, open_memory_store
 from graveler.storage.objectstore.port import ObjectStore
 from graveler.storage.objectstore.s3 import S3ObjectStore
+from tests.serving import ESCAPES
 
 BACKENDS = ["memory", "local", "s3"]
 S3_PREFIX = "pre/fix"
@@ -38,20 +39,7 @@ def moto_endpoint() -> Iterator[str]:
 @pytest.fixture
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Dummy credentials and no way out of loopback (no proxies, no IMDS, no user config)."""
-    for name in (
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "AWS_PROFILE",
-        "AWS_SESSION_TOKEN",
-        "AWS_ENDPOINT_URL",
-        "AWS_ENDPOINT_URL_S3",
-        "GRAVELER_S3_ENDPOINT_URL",
-        "AWS_REGION",
-    ):
+    for name in (*ESCAPES, "GRAVELER_S3_ENDPOINT_URL", "AWS_REGION"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")

@@ -25,12 +25,12 @@ from graveler.server.lakefs.errors import ApiError, body, classify
 from graveler.server.lakefs.http import (
     JSON_TYPE,
     MAX_JSON_BODY,
-    BodyReader,
     Call,
     ClientGone,
     Receive,
     Reply,
     Send,
+    body_reader,
     read_body,
 )
 from graveler.server.lakefs.routing import Access, Body, Route, Router
@@ -108,7 +108,7 @@ class LakeFSApi:
         if found.body is Body.UPLOAD:
             length = call.header("content-length")
             if length is None or not length.isdigit() or int(length) > SMALL_UPLOAD:
-                call.body_reader = BodyReader(receive, loop)
+                call.body_reader = body_reader(receive, loop)
                 return None
         limit = SMALL_UPLOAD if found.body is Body.UPLOAD else MAX_JSON_BODY
         call.raw, complete = await read_body(receive, limit)

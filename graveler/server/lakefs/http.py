@@ -15,14 +15,13 @@ value is a 400 naming the parameter.
 from __future__ import annotations
 
 import asyncio
-import collections
-import concurrent.futures
 import io
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from graveler.server.bodies import ThreadBodyReader
 from graveler.server.lakefs.errors import ApiError, bad_request
 
 if TYPE_CHECKING:
@@ -101,7 +100,7 @@ class Call:
         self.headers = headers
         self.principal: Principal | None = None
         self.raw: bytes | None = None
-        self.body_reader: BodyReader | None = None
+        self.body_reader: ThreadBodyReader | None = None
 
     # --- the caller and the repository -------------------------------------------------------
 
@@ -219,61 +218,16 @@ async def read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
             return b"".join(parts), True
 
 
-class BodyReader(io.RawIOBase):
-    """A blocking file over a request body, for a worker thread. Batches of at least
-    :data:`BATCH_BYTES` are gathered on the event loop, the next one while the thread works
-    on this one. ``complete`` says whether the body was read to its end."""
+def body_reader(receive: Receive, loop: asyncio.AbstractEventLoop) -> ThreadBodyReader:
+    """A blocking file over a request body, for a worker thread (see
+    :class:`graveler.server.bodies.ThreadBodyReader`): batches of at least :data:`BATCH_BYTES`
+    are gathered on the event loop, the next one while the thread works on this one."""
 
-    def __init__(self, receive: Receive, loop: asyncio.AbstractEventLoop) -> None:
-        self._receive = receive
-        self._loop = loop
-        self._ready: collections.deque[bytes] = collections.deque()
-        self._next: concurrent.futures.Future[tuple[list[bytes], bool]] | None = None
-        self.complete = False
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int | None = -1) -> bytes:
-        while not self._ready and not self.complete:
-            self._take()
-        if not self._ready:
-            return b""
-        if size is None or size < 0:
-            out = b"".join(self._ready)
-            self._ready.clear()
-            return out
-        piece = self._ready.popleft()
-        if len(piece) > size:
-            piece, rest = piece[:size], piece[size:]
-            self._ready.appendleft(rest)
-        return piece
-
-    def readinto(self, buffer: Any) -> int:
-        piece = self.read(len(buffer))
-        buffer[: len(piece)] = piece
-        return len(piece)
-
-    def close(self) -> None:
-        if self._next is not None:
-            self._next.cancel()
-            self._next = None
-        super().close()
-
-    def _take(self) -> None:
-        if self._next is None:
-            self._next = asyncio.run_coroutine_threadsafe(self._gather(), self._loop)
-        batch, self.complete = self._next.result()
-        self._ready.extend(batch)
-        self._next = None
-        if not self.complete:
-            self._next = asyncio.run_coroutine_threadsafe(self._gather(), self._loop)
-
-    async def _gather(self) -> tuple[list[bytes], bool]:
+    async def gather() -> tuple[list[bytes], bool]:
         parts: list[bytes] = []
         total = 0
         while total < BATCH_BYTES:
-            message = await self._receive()
+            message = await receive()
             if message["type"] == "http.disconnect":
                 raise ClientGone("client went away during the upload")
             piece = message.get("body", b"")
@@ -283,3 +237,5 @@ class BodyReader(io.RawIOBase):
             if not message.get("more_body", False):
                 return parts, True
         return parts, False
+
+    return ThreadBodyReader(gather, loop)

@@ -10,10 +10,7 @@ the new path without copying them.
 from __future__ import annotations
 
 import asyncio
-import collections
-import concurrent.futures
 import contextlib
-import io
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -21,6 +18,7 @@ from urllib.parse import unquote
 
 from graveler.core.errors import BranchNotFound, InvalidRef, ObjectNotFound, RefNotFound
 from graveler.repository import Repository
+from graveler.server.bodies import ThreadBodyReader
 from graveler.server.s3 import conditions
 from graveler.server.s3.body import Body
 from graveler.server.s3.call import Call
@@ -67,7 +65,7 @@ async def store_and_stage(call: Call, repo: Repository, body: Body) -> ObjectEnt
     if declared is not None and declared <= SMALL_BODY:
         data = await body.read_all(SMALL_BODY)
         return await call.run(repo.put, request.ref, request.path, data, **options)
-    reader = _BodyReader(body)
+    reader = body_reader(body)
     try:
         return await call.run(repo.put, request.ref, request.path, reader, **options)
     finally:
@@ -193,68 +191,26 @@ def _stage_copy(
         )
 
 
-class _BodyReader(io.RawIOBase):
-    """A blocking file over a request body, for a worker thread. The body's pieces are
-    gathered on the event loop in batches of at least :data:`STREAM_PIECE` bytes, the next
-    batch while the thread hashes and writes this one; ``read`` hands out the pieces as
-    they came (a short read when a piece is smaller than asked: no copying).
-    :meth:`close` (from the loop) stops a gathering still running."""
+def body_reader(body: Body) -> ThreadBodyReader:
+    """A blocking file over ``body`` for a worker thread (see
+    :class:`graveler.server.bodies.ThreadBodyReader`), gathered in batches of at least
+    :data:`STREAM_PIECE` bytes."""
+    pieces = body.chunks()
 
-    def __init__(self, body: Body) -> None:
-        self._pieces = body.chunks()
-        self._loop = asyncio.get_running_loop()
-        self._next: concurrent.futures.Future[tuple[list[bytes], bool]] | None = None
-        self._ready: collections.deque[bytes] = collections.deque()
-        self._done = False
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        while not self._ready and not self._done:
-            self._take()
-        if not self._ready:
-            return b""
-        if size < 0:
-            out = b"".join(self._ready)
-            self._ready.clear()
-            return out
-        piece = self._ready.popleft()
-        if len(piece) > size:
-            piece, rest = piece[:size], piece[size:]
-            self._ready.appendleft(rest)
-        return piece
-
-    def close(self) -> None:
-        if self._next is not None:
-            self._next.cancel()
-        super().close()
-
-    def _take(self) -> None:
-        """Wait for the next batch (from a worker thread); start gathering the one after."""
-        if self._next is None:
-            self._next = asyncio.run_coroutine_threadsafe(self._gather(), self._loop)
-        batch, self._done = self._next.result()
-        self._ready.extend(batch)
-        self._next = None
-        if not self._done:
-            self._next = asyncio.run_coroutine_threadsafe(self._gather(), self._loop)
-
-    async def _gather(self) -> tuple[list[bytes], bool]:
-        """The next batch of pieces, and whether the body ended with it."""
-        parts = []
+    async def gather() -> tuple[list[bytes], bool]:
+        parts: list[bytes] = []
         total = 0
-        ended = False
         while total < STREAM_PIECE:
             try:
-                piece = await self._pieces.__anext__()
+                piece = await pieces.__anext__()
             except StopAsyncIteration:
-                ended = True
-                break
+                return parts, True
             if piece:
                 parts.append(piece)
                 total += len(piece)
-        return parts, ended
+        return parts, False
+
+    return ThreadBodyReader(gather, asyncio.get_running_loop())
 
 
 Handler = Callable[[Call], object]

@@ -16,7 +16,7 @@ from graveler.server.s3.errors import S3Error
 from graveler.server.s3.listing import OWNER
 from graveler.server.s3.objects import (
     SMALL_BODY,
-    _BodyReader,
+    body_reader,
     content_type_of,
     copy_source,
     writable,
@@ -74,7 +74,7 @@ async def upload_part(call: Call) -> None:
     if declared is not None and declared <= SMALL_BODY:
         data = await body.read_all(SMALL_BODY)
     else:
-        data = _BodyReader(body)
+        data = body_reader(body)
     part = await call.run(multipart.upload_part, upload.upload_id, number, data, verify=verify)
     await call.respond(200, b"", {"ETag": f'"{part.md5}"', **body.checksums})
 
