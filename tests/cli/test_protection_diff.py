@@ -3,28 +3,6 @@
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
-from graveler.cli import main
-
-
-@pytest.fixture
-def cli(tmp_path, capsysbinary):
-    home = tmp_path / "home"
-
-    def run(*args: str, code: int = 0) -> object:
-        rc = main(["--home", str(home), "--json", *args])
-        out, err = capsysbinary.readouterr()
-        assert rc == code, (args, rc, err.decode())
-        if code != 0:
-            assert err.decode().count("\n") == 1, "errors are one line on stderr"
-            return err.decode()
-        return json.loads(out) if out.strip() else None
-
-    return run
-
 
 def test_branch_protect(cli, tmp_path):
     cli("repo", "create", "graveler://lake", (tmp_path / "ns").as_uri())
