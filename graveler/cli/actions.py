@@ -41,6 +41,7 @@ def _hook_doc(h: HookResult) -> dict[str, Any]:
         "start_time": h.started.isoformat(timespec="microseconds"),
         "end_time": h.ended.isoformat(timespec="microseconds"),
         "error": h.error,
+        "output": h.output,
     }
 
 
@@ -81,6 +82,12 @@ def runs_describe(gv: Graveler, a: argparse.Namespace, out: Output) -> int:
         ["HOOK", "TYPE", "ACTION", "STATUS", "ERROR"],
         [(h.hook_id, h.kind, h.action or "", h.status.value, h.error or "") for h in run.hooks],
     )
+    for h in run.hooks:
+        if h.output is not None:
+            from rich.markup import escape  # the output is the hook's text, not markup
+
+            text = f"\noutput of {h.hook_id}:\n{h.output.rstrip()}"
+            out.styled(escape(text), text)
     return 0
 
 

@@ -74,7 +74,9 @@ class HookStatus(StrEnum):
 class HookResult:
     """One hook of a run: where it came from (``action`` is the action file's name, or None
     for a hook registered in Python), what it is, and how it ended. ``error`` never holds a
-    header, a query parameter or another secret, only what went wrong."""
+    header, a query parameter or another secret, only what went wrong. ``output`` is what
+    the hook answered: a webhook's response status and body, the text a Python hook returned
+    (None when it returned something else), at most :data:`MAX_HOOK_OUTPUT` characters."""
 
     hook_id: str
     kind: str  # "python" or "webhook"
@@ -83,6 +85,18 @@ class HookResult:
     ended: datetime
     action: str | None = None
     error: str | None = None
+    output: str | None = None
+
+
+#: The most of a hook's output kept (characters); the rest is cut with a note saying so.
+MAX_HOOK_OUTPUT = 16 * 1024
+
+
+def clip_output(text: str) -> str:
+    """``text`` cut to :data:`MAX_HOOK_OUTPUT` characters, with a note when it was longer."""
+    if len(text) <= MAX_HOOK_OUTPUT:
+        return text
+    return text[:MAX_HOOK_OUTPUT] + f"\n[cut: the output held {len(text):,} characters]\n"
 
 
 @dataclass(frozen=True, slots=True)

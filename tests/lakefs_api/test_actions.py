@@ -56,5 +56,12 @@ def test_hook_runs(api: Api) -> None:
         f"/repositories/{repo}/actions/runs/{failed}/hooks/{hooks[0]['hook_run_id']}/output"
     )
     assert output.status_code == 200 and b"owner" in output.content
+    assert b"status: failed" in output.content and b"output:" not in output.content
+    passed = runs["results"][0]["run_id"]
+    hook_run_id = api.ok("GET", f"/repositories/{repo}/actions/runs/{passed}/hooks")["results"][0]
+    text = api.get(
+        f"/repositories/{repo}/actions/runs/{passed}/hooks/{hook_run_id['hook_run_id']}/output"
+    ).text
+    assert "status: passed" in text and text.endswith("output:\nowner is ada\n")
     error_of(api.get(f"/repositories/{repo}/actions/runs/no-such-run"), 404)
     error_of(api.get(f"/repositories/{repo}/actions/runs/{failed}/hooks/9999/output"), 404)

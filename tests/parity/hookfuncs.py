@@ -7,20 +7,25 @@ from graveler import HookContext
 CALLS: list[HookContext] = []
 
 
-def require_owner(ctx: HookContext) -> None:
-    """Fails unless the commit's metadata has the key named by the action's params."""
+def require_owner(ctx: HookContext) -> str:
+    """Fails unless the commit's metadata has the key named by the action's params; its
+    output (text that rich would read as markup) names the value."""
     CALLS.append(ctx)
     key = ctx.params.get("key", "owner")
     if key not in ctx.commit.metadata:
         raise ValueError(f"commit needs metadata {key!r}")
+    return f"[bold]{key}[/bold] is {ctx.commit.metadata[key]}"
 
 
-def csv_only(ctx: HookContext) -> None:
-    """Fails when the tree the operation publishes holds a non-CSV file under tables/."""
+def csv_only(ctx: HookContext) -> str:
+    """Fails when the tree the operation publishes holds a non-CSV file under tables/; says
+    how many files it checked (the hook's output) when it passes."""
     CALLS.append(ctx)
-    bad = [e.path for e in ctx.iter_objects("tables/") if not e.path.endswith(".csv")]
+    paths = [e.path for e in ctx.iter_objects("tables/")]
+    bad = [p for p in paths if not p.endswith(".csv")]
     if bad:
         raise ValueError(f"not CSV: {', '.join(bad)}")
+    return f"{len(paths)} files under tables/, all CSV [ok]"
 
 
 def _private(ctx: HookContext) -> None:

@@ -6,12 +6,23 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from types import SimpleNamespace
 
 import pytest
 
 from graveler.core.errors import HookAborted, InvalidAction
-from graveler.core.hookevents import HookEvent
+from graveler.core.hookevents import (
+    MAX_HOOK_OUTPUT,
+    HookEvent,
+    HookResult,
+    HookRun,
+    HookStatus,
+    clip_output,
+)
+from graveler.storage.refs.rows import hook_run_row, to_hook_run
 from graveler.versioning.hooks.actions import Action, load_actions, matched_actions, parse_action
 from tests.parity import hookfuncs
 
@@ -267,8 +278,21 @@ def test_schema_check_reads_the_tree_being_committed(make_repo):
     assert "tables/a.csv" not in {e.path for e in repo.iter_objects("main")}
     repo.delete("load", "tables/b.json")
     repo.commit("load", "csv only")
-    repo.merge("load", "main")
+    merged = repo.merge("load", "main")
     assert repo.get("main", "tables/a.csv") == b"x\n"
+    # The text the hook returned is its output; a failed hook has none, only its error.
+    passed, failed = repo.hook_runs(branch="main")[:2]
+    assert passed.commit_id == merged.commit.id
+    assert passed.hooks[0].output == "1 files under tables/, all CSV [ok]"
+    assert failed.hooks[0].output is None and "not CSV" in (failed.hooks[0].error or "")
+
+
+def test_hook_output_is_cut_at_its_limit():
+    text = "x" * (MAX_HOOK_OUTPUT + 10)
+    cut = clip_output(text)
+    assert cut.startswith("x" * MAX_HOOK_OUTPUT) and not cut.startswith("x" * (MAX_HOOK_OUTPUT + 1))
+    assert cut.endswith(f"[cut: the output held {MAX_HOOK_OUTPUT + 10:,} characters]\n")
+    assert clip_output("short") == "short"
 
 
 def test_a_broken_action_file_fails_pre_events(make_repo):
@@ -286,6 +310,7 @@ def test_a_broken_action_file_fails_pre_events(make_repo):
 
 class _Receiver(BaseHTTPRequestHandler):
     answers: list[int] = []
+    bodies: list[bytes] = []
     received: list[tuple[str, dict[str, str], dict[str, object]]] = []
 
     def do_POST(self) -> None:
@@ -295,7 +320,10 @@ class _Receiver(BaseHTTPRequestHandler):
         self.send_response(status)
         if status in (301, 302, 307):
             self.send_header("Location", "http://127.0.0.1:9/elsewhere")
+        body = self.bodies.pop(0) if self.bodies else b""
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        self.wfile.write(body)
 
     def log_message(self, *args: object) -> None:
         pass
@@ -304,7 +332,7 @@ class _Receiver(BaseHTTPRequestHandler):
 @pytest.fixture
 def receiver() -> Iterator[tuple[str, type[_Receiver]]]:
     """A local HTTP server on a free port; yields its base URL and the handler class."""
-    handler = type("Receiver", (_Receiver,), {"answers": [], "received": []})
+    handler = type("Receiver", (_Receiver,), {"answers": [], "bodies": [], "received": []})
     server = HTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -344,6 +372,7 @@ def test_webhook(make_repo, receiver, monkeypatch):
     monkeypatch.setenv("GRAVELER_ACTIONS_TOKEN", "s3cr3t-token")
     repo = make_repo(hook_urls=url + "/")
     repo.put("main", "_graveler_actions/notify.yaml", _webhook_action(url).encode())
+    handler.bodies.append(b'{"checked": 3}')
     c = repo.commit("main", "with webhook", metadata={"k": "v"})
     path, headers, body = handler.received[-1]
     assert path == "/webhook?prefix=public%2F&disallow=user_&disallow=private_"
@@ -354,6 +383,11 @@ def test_webhook(make_repo, receiver, monkeypatch):
     assert body["commit_message"] == "with webhook" and body["commit_metadata"] == {"k": "v"}
     run = repo.hook_runs(commit_id=c.id)[0]
     assert run.passed and run.hooks[0].kind == "webhook" and run.hooks[0].action == "notify"
+    # Its output is the answer: status and body; the URL without the query (it holds secrets).
+    output = run.hooks[0].output
+    assert output == (
+        f'request: POST {url}/webhook\nresponse status: 200\nresponse body:\n{{"checked": 3}}'
+    )
 
 
 def test_webhook_failures(make_repo, receiver, monkeypatch):
@@ -368,10 +402,16 @@ def test_webhook_failures(make_repo, receiver, monkeypatch):
     repo = make_repo(hook_urls=url + "/")
     for status in (500, 302):
         handler.answers.append(status)
+        handler.bodies.append(f"refused with {status}: tables/x lacks an owner".encode())
         with pytest.raises(HookAborted, match=f"answered status {status}") as info:
             repo.commit("main", "x")
         run = repo.hook_run(info.value.run_id)
         assert "s3cr3t" not in str(run) and "s3cr3t" not in str(info.value)
+        assert "private_" not in str(run)
+        # Why it refused is in the output (what the receiver answered).
+        output = run.hooks[0].output or ""
+        assert f"response status: {status}" in output
+        assert output.endswith(f"refused with {status}: tables/x lacks an owner")
     assert len(handler.received) == 2  # the redirect was not followed
     monkeypatch.delenv("GRAVELER_ACTIONS_TOKEN")  # lakeFS TestMissingEnvVar
     with pytest.raises(HookAborted, match="missing environment variable GRAVELER_ACTIONS_TOKEN"):
@@ -399,3 +439,15 @@ def test_one_operation_reads_its_action_files_once(make_repo, monkeypatch):
     monkeypatch.setattr(reads, "read_entry", lambda r, e: read.append(e.path) or real(r, e))
     repo.commit("main", "with an action")
     assert read == ["_graveler_actions/noop.yaml"]
+
+
+def test_hook_runs_recorded_before_outputs_were_kept_still_read():
+    """Rows written before hooks had an output (no "output" member) decode with None."""
+    now = datetime.now(UTC)
+    hook = HookResult("h", "python", HookStatus.PASSED, now, now, "a", None, "said")
+    run = HookRun("r1", "lake", HookEvent.PRE_COMMIT, HookStatus.PASSED, now, now, "c1", "main")
+    row = hook_run_row(replace(run, hooks=(hook,)))
+    assert to_hook_run(SimpleNamespace(**row)).hooks[0].output == "said"
+    old = [{k: v for k, v in d.items() if k != "output"} for d in json.loads(row["hooks"])]
+    (decoded,) = to_hook_run(SimpleNamespace(**{**row, "hooks": json.dumps(old)})).hooks
+    assert decoded.output is None and decoded == replace(hook, output=None)

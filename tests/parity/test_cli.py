@@ -3,7 +3,8 @@ revert, branch reset --hard, fs stat/ls --staged, actions runs, actions validate
 
 from __future__ import annotations
 
-from tests.cli.test_cli import cli
+from graveler.cli import main
+from tests.cli.conftest import cli
 
 __all__ = ["cli"]
 
@@ -127,7 +128,7 @@ def test_staged_reads(cli, tmp_path):
     ]
 
 
-def test_actions_and_hook_runs(cli, tmp_path, monkeypatch):
+def test_actions_and_hook_runs(cli, tmp_path, monkeypatch, capsysbinary):
     _setup(cli, tmp_path)
     action = tmp_path / "owners.yaml"
     action.write_text(ACTION)
@@ -156,8 +157,15 @@ def test_actions_and_hook_runs(cli, tmp_path, monkeypatch):
         "owners",
         "failed",
     )
-    assert "metadata 'owner'" in hook["error"]
+    assert "metadata 'owner'" in hook["error"] and hook["output"] is None
+    passed = cli("actions", "runs", "describe", "graveler://lake", runs[0]["run_id"])
+    assert passed["hooks"][0]["output"] == "[bold]owner[/bold] is me"
     assert "not found" in cli("actions", "runs", "describe", "graveler://lake", "nope", code=3)
+    # Without --json, the hook's output follows the table, as it is (not read as markup).
+    home = ["--home", str(cli.home)]
+    assert main([*home, "actions", "runs", "describe", "graveler://lake", runs[0]["run_id"]]) == 0
+    shown = capsysbinary.readouterr().out.decode()
+    assert "output of owner:\n[bold]owner[/bold] is me\n" in shown
 
 
 def test_import(cli, tmp_path):

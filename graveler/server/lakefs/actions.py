@@ -2,9 +2,9 @@
 :mod:`graveler.hooks`), as lakeFS's action runs.
 
 A run is one event (``pre-commit``, ``post-merge``...) and the hooks it ran; each hook of a
-run is named by its position (``0000``, ``0001``...), which is its ``hook_run_id``. graveler
-records how a hook ended, not what it printed: a hook's "output" is that record (its kind,
-status, times and error) as text.
+run is named by its position (``0000``, ``0001``...), which is its ``hook_run_id``. A hook's
+"output" is its record as text (kind, status, times, error) followed by what the hook
+answered: a webhook's response status and body, or the text a Python hook returned.
 """
 
 from __future__ import annotations
@@ -70,7 +70,10 @@ def _output(hook: HookResult) -> str:
     ]
     if hook.error:
         lines.append(f"error: {hook.error}")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if hook.output is not None:
+        text += "output:\n" + hook.output + ("" if hook.output.endswith("\n") else "\n")
+    return text
 
 
 _A = "/repositories/{repository}/actions/runs"

@@ -163,6 +163,7 @@ def _result_doc(r: HookResult) -> dict[str, Any]:
         "ended": r.ended.isoformat(),
         "action": r.action,
         "error": r.error,
+        "output": r.output,
     }
 
 
@@ -187,6 +188,7 @@ def to_hook_run(row: Row) -> HookRun:
                 datetime.fromisoformat(d["ended"]),
                 d["action"],
                 d["error"],
+                d.get("output"),  # runs recorded before hooks' output was kept have none
             )
             for d in json.loads(row.hooks)
         ),

@@ -21,7 +21,14 @@ from functools import partial
 from typing import Any
 
 from graveler.core.errors import GravelerError, HookAborted, InvalidAction
-from graveler.core.hookevents import EventRecord, HookResult, HookRun, HookRunStore, HookStatus
+from graveler.core.hookevents import (
+    EventRecord,
+    HookResult,
+    HookRun,
+    HookRunStore,
+    HookStatus,
+    clip_output,
+)
 from graveler.core.lru import LruCache
 from graveler.storage.entry import decode
 from graveler.versioning.hooks.actions import (
@@ -156,30 +163,36 @@ class HookDispatcher:
     # --- running ------------------------------------------------------------------------
 
     def _python(self, hook_id: str, action: str | None, call: Callable[[], object]) -> HookResult:
+        """Run a Python hook; the text it returns (a ``str``) is its output."""
         started = datetime.now(UTC)
         try:
-            call()
+            answer = call()
         except Exception as exc:  # a hook's failure, whatever it raised
             return _failed(hook_id, "python", action, f"{type(exc).__name__}: {exc}", started)
-        return HookResult(hook_id, "python", HookStatus.PASSED, started, datetime.now(UTC), action)
+        output = clip_output(answer) if isinstance(answer, str) else None
+        ended = datetime.now(UTC)
+        passed = HookStatus.PASSED
+        return HookResult(hook_id, "python", passed, started, ended, action, None, output)
 
     def _action_hook(
         self, repo: RepoContext, record: EventRecord, run_id: str, action: Action, hook: ActionHook
     ) -> HookResult:
         started = datetime.now(UTC)
+        output = None
         try:
             if hook.type == "webhook":
                 payload = payload_for(repo.name, record, action.name, hook.id)
-                post_webhook(hook.properties["url"], hook.properties, payload, self.policy)
+                output = post_webhook(hook.properties["url"], hook.properties, payload, self.policy)
             else:
                 target = resolve_callable(hook.properties["callable"], self.policy)
                 params = hook.properties.get("params") or {}
                 ctx = context_for(repo, record, run_id, hook.id, action.name, params)
                 return self._python(hook.id, action.name, lambda: target(ctx))
         except HookFailed as exc:
-            return _failed(hook.id, hook.type, action.name, str(exc), started)
+            return _failed(hook.id, hook.type, action.name, str(exc), started, exc.output)
+        ended = datetime.now(UTC)
         return HookResult(
-            hook.id, hook.type, HookStatus.PASSED, started, datetime.now(UTC), action.name
+            hook.id, hook.type, HookStatus.PASSED, started, ended, action.name, None, output
         )
 
     # --- bookkeeping ----------------------------------------------------------------------
@@ -206,10 +219,16 @@ def _fail_now(hook_id: str, kind: str, error: str) -> HookResult:
 
 
 def _failed(
-    hook_id: str, kind: str, action: str | None, error: str, started: datetime
+    hook_id: str,
+    kind: str,
+    action: str | None,
+    error: str,
+    started: datetime,
+    output: str | None = None,
 ) -> HookResult:
+    ended = datetime.now(UTC)
     return HookResult(
-        hook_id, kind, HookStatus.FAILED, started, datetime.now(UTC), action, error[:_MAX_ERROR]
+        hook_id, kind, HookStatus.FAILED, started, ended, action, error[:_MAX_ERROR], output
     )
 
 

@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from graveler.core import validate
-from graveler.core.hookevents import EventRecord, webhook_payload
+from graveler.core.hookevents import MAX_HOOK_OUTPUT, EventRecord, clip_output, webhook_payload
 from graveler.core.model import Commit
 from graveler.storage import entry as entries
 from graveler.storage.entry import ObjectEntry
@@ -45,7 +45,12 @@ _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?$")
 
 
 class HookFailed(Exception):
-    """A hook did not pass; the message says why and holds no secret."""
+    """A hook did not pass; the message says why and holds no secret. ``output`` is what the
+    hook answered before it failed (a webhook's status and body), when it answered at all."""
+
+    def __init__(self, message: str, output: str | None = None) -> None:
+        super().__init__(message)
+        self.output = output
 
 
 @dataclass(frozen=True)
@@ -166,8 +171,10 @@ def resolve_callable(path: str, policy: HookPolicy) -> Any:
 
 def post_webhook(
     url: str, props: Mapping[str, Any], payload: Mapping[str, object], policy: HookPolicy
-) -> None:
-    """POST ``payload`` as JSON to ``url``; HookFailed unless the answer is 2xx."""
+) -> str:
+    """POST ``payload`` as JSON to ``url`` and return the hook's output: the request line
+    (the URL without its query), the answer's status and its body (see :func:`clip_output`).
+    HookFailed unless the answer is 2xx, carrying the same output."""
     shown = _public(url)
     if not policy.allows_url(url):
         raise HookFailed(
@@ -190,14 +197,27 @@ def post_webhook(
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirect())
     try:
         with opener.open(request, timeout=_timeout(props.get("timeout"))) as response:
-            status = response.status
+            status, answer = response.status, response.read(MAX_HOOK_OUTPUT + 1)
     except urllib.error.HTTPError as exc:
-        status = exc.code
+        status, answer = exc.code, _read_quietly(exc)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise HookFailed(f"webhook to {shown} failed: {reason}") from None
+    output = clip_output(
+        f"request: POST {shown}\nresponse status: {status}\nresponse body:\n"
+        + answer.decode("utf-8", "replace")
+    )
     if not 200 <= status < 300:
-        raise HookFailed(f"webhook to {shown} answered status {status}")
+        raise HookFailed(f"webhook to {shown} answered status {status}", output)
+    return output
+
+
+def _read_quietly(answer: Any) -> bytes:
+    """Up to MAX_HOOK_OUTPUT + 1 bytes of an error answer's body; nothing when it breaks."""
+    try:
+        return bytes(answer.read(MAX_HOOK_OUTPUT + 1))
+    except (OSError, ValueError):
+        return b""
 
 
 def payload_for(repo: str, record: EventRecord, action: str, hook_id: str) -> Mapping[str, object]:
