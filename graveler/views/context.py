@@ -25,13 +25,13 @@ from graveler.core.lru import LruCache
 from graveler.core.model import Commit, ResolvedRef
 from graveler.core.model import Repository as RepositoryInfo
 from graveler.storage.committed.manager import CommittedManager
-from graveler.storage.committed.merge import MergeStrategy, PrefixOverride
 from graveler.storage.external import ExternalStores
 from graveler.storage.objectstore.port import ObjectStore
 from graveler.storage.refs.port import RefStore, StagingStore
 from graveler.views.cache import ReadCache, ReadView
 
 if TYPE_CHECKING:  # the server's stores load SQLAlchemy: only a client that uses them does
+    from graveler.storage.committed.merge import MergeStrategy, PrefixOverride  # merges only
     from graveler.storage.refs.sql_imports import SqlImportStore
     from graveler.storage.refs.sql_server import SqlUploadStore
 

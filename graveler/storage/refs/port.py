@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from graveler.core.model import Branch, Commit, Repository, StagedEntry, Tag
-from graveler.core.protection import ProtectionRule
+
+if TYPE_CHECKING:  # a type only: reads need not load the rules' module
+    from graveler.core.protection import ProtectionRule
 
 
 class BranchView(Protocol):
