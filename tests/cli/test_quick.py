@@ -77,3 +77,25 @@ def test_the_command_starts_without_the_engine(tmp_path):
     )
     assert done.stderr.strip() == "0 []"
     assert "lake" in done.stdout
+
+
+def test_a_read_does_not_load_what_only_writes_and_merges_use(tmp_path):
+    """``fs stat`` reads one entry: the merge, diff and tree-writing modules stay unloaded."""
+    home = tmp_path / "home"
+    with Graveler(home=home) as gv:
+        repo = gv.create_repository("lake", (tmp_path / "ns").as_uri())
+        repo.put("main", "a.txt", b"hi")
+        repo.commit("main", "one object")
+    writers = [
+        "graveler.storage.committed." + name for name in ("merge", "diff", "apply", "writer")
+    ]
+    probe = (
+        "import sys; from graveler.cli import main; "
+        "rc = main(['--home', sys.argv[1], '--json', 'fs', 'stat', 'graveler://lake/main/a.txt']); "
+        f"print(rc, sorted(m for m in {writers!r} if m in sys.modules), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(home)], capture_output=True, text=True, check=True
+    )
+    assert done.stderr.strip() == "0 []"
+    assert '"a.txt"' in done.stdout
