@@ -45,11 +45,15 @@ def unique(prefix: str) -> str:
 
 @contextlib.contextmanager
 def lakefs_server(
-    home: Path, *serve_args: str, env: dict[str, str] | None = None
+    home: Path,
+    *serve_args: str,
+    env: dict[str, str] | None = None,
+    database_url: str | None = None,
 ) -> Iterator[LakeFS]:
-    """``graveler serve SERVE_ARGS`` over ``home``, its tap and an admin key."""
+    """``graveler serve SERVE_ARGS`` over ``home`` (and ``database_url``: SQLite in ``home``
+    when None), its tap and an admin key."""
     checker = contract()
-    with Served(home, None, *serve_args, env=env) as served:
+    with Served(home, database_url, *serve_args, env=env) as served:
         key = served.credentials("--admin")
         base = urlsplit(served.url)
         assert base.hostname is not None and base.port is not None
