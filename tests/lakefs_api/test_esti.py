@@ -1,0 +1,102 @@
+"""What lakeFS's own system tests (esti, run whole by tests/lakefs_clients/test_esti.py) found,
+each pinned here on its own: lakeFS's status codes and exact messages where its clients print
+or match them, and the semantics its tests rely on."""
+
+from __future__ import annotations
+
+import boto3
+
+from tests.lakefs_api.conftest import BUCKET, Api, Server, error_of, unique, upload
+
+
+def objects(repo: str, branch: str) -> str:
+    return f"/repositories/{repo}/branches/{branch}/objects"
+
+
+def test_deleting_a_missing_object_is_204(api: Api, repo: str, branch: str) -> None:
+    """lakeFS deletes idempotently: an object already deleted, or never written, is a 204;
+    a missing branch stays a 404."""
+    upload(api, repo, branch, "gone/once", b"1")
+    for _ in range(2):
+        assert api.delete(objects(repo, branch), params={"path": "gone/once"}).status_code == 204
+    assert api.delete(objects(repo, branch), params={"path": "never/was"}).status_code == 204
+    missing = api.delete(objects(repo, "nowhere"), params={"path": "gone/once"})
+    error_of(missing, 404)
+
+
+def test_a_shallow_copy_is_501(api: Api, repo: str, branch: str) -> None:
+    upload(api, repo, branch, "shallow/src", b"bytes")
+    response = api.post(
+        objects(repo, branch) + "/copy",
+        params={"dest_path": "shallow/dst"},
+        json={"src_path": "shallow/src", "shallow": True},
+    )
+    assert "not implemented" in error_of(response, 501)
+    error_of(api.get(f"/repositories/{repo}/refs/{branch}/objects/stat?path=shallow/dst"), 404)
+
+
+def test_an_empty_path_parameter_is_400_and_a_trailing_one_404(api: Api, repo: str) -> None:
+    """lakeFS refuses a path parameter left empty inside the path, and finds no operation
+    for one left empty at its end (``.../pmpu/`` with no upload ID)."""
+    pmpu = "/repositories/{}/branches/main/staging/pmpu"
+    empty_repo = api.post(pmpu.format(""), params={"path": "x"}, validate=False)
+    assert "repository" in error_of(empty_repo, 400)
+    empty_branch = api.get(f"/repositories/{repo}/branches/", validate=False)
+    assert error_of(empty_branch, 404) == "invalid API endpoint"
+    no_upload = api.delete(pmpu.format(repo) + "/", params={"path": "x"}, validate=False)
+    assert error_of(no_upload, 404) == "invalid API endpoint"
+    refs = api.get(f"/repositories/{repo}/refs//objects/ls", validate=False)
+    assert "ref" in error_of(refs, 400)
+
+
+def test_presigned_multipart_calls_need_a_path(api: Api, s3_repo: str) -> None:
+    base = f"/repositories/{s3_repo}/branches/main/staging/pmpu"
+    made = api.ok("POST", base, 201, params={"path": "mp/obj", "parts": "1"})
+    url = f"{base}/{made['upload_id']}"
+    body = {"physical_address": made["physical_address"]}
+    error_of(api.delete(url, params={"path": ""}, json=body), 400)
+    parts = {**body, "parts": [{"etag": "e", "part_number": 1}]}
+    error_of(api.put(url, params={"path": ""}, json=parts), 400)
+    assert api.delete(url, params={"path": "mp/obj"}, json=body).status_code == 204
+
+
+def test_a_link_without_content_type_is_octet_stream(
+    server: Server, api: Api, s3_repo: str
+) -> None:
+    """lakeFS gives a linked object without a ``content_type`` the default type, whatever
+    its name's extension."""
+    backing = f"/repositories/{s3_repo}/branches/main/staging/backing"
+    address = api.ok("GET", backing, params={"path": "linked/a.txt"})["physical_address"]
+    s3 = boto3.client("s3", endpoint_url=server.moto_url)
+    etag = s3.put_object(Bucket=BUCKET, Key=address[len(f"s3://{BUCKET}/") :], Body=b"hi")["ETag"]
+    body = {"staging": {"physical_address": address}, "checksum": etag, "size_bytes": 2}
+    linked = api.put(backing, params={"path": "linked/a.txt"}, json=body)
+    assert linked.status_code == 200, linked.text
+    assert linked.json()["content_type"] == "application/octet-stream"
+
+
+def test_commit_messages_as_lakefs_takes_them(api: Api, repo: str, branch: str) -> None:
+    """Any message is a commit's (lakectl sends " " for ``--allow-empty-message``); nothing to
+    commit is lakeFS's ``commit: no changes``."""
+    base = f"/repositories/{repo}/branches/{branch}/commits"
+    upload(api, repo, branch, "msg/a", b"a")
+    made = api.ok("POST", base, 201, json={"message": " "})
+    assert made["message"] == " "
+    assert error_of(api.post(base, json={"message": "again"}), 400) == "commit: no changes"
+
+
+def test_lakefs_messages_for_what_is_missing(server: Server, api: Api, repo: str) -> None:
+    """lakectl prints these as they are (esti's golden files hold them)."""
+    assert error_of(api.get(f"/repositories/{unique()}"), 404) == "repository not found"
+    listing = api.get(f"/repositories/{repo}/refs/bad_ref/objects/ls")
+    assert error_of(listing, 404) == "commit not found"
+    wrong = Api(server.base, api.spec, (server.admin.access_key_id, "not-the-secret"))
+    assert error_of(wrong.get("/repositories"), 401) == "error authenticating request"
+
+
+def test_presigned_urls_are_signed_with_sigv4(api: Api, s3_repo: str) -> None:
+    """lakeFS presigns with Signature Version 4 (esti looks for ``X-Amz-Signature``)."""
+    upload(api, s3_repo, "main", "signed/a", b"a")
+    stat = f"/repositories/{s3_repo}/refs/main/objects/stat"
+    url = api.ok("GET", stat, params={"path": "signed/a", "presign": "true"})["physical_address"]
+    assert "X-Amz-Signature=" in url and "X-Amz-Algorithm=AWS4-HMAC-SHA256" in url, url
