@@ -143,7 +143,8 @@ def _limited(stream: BinaryIO, length: int) -> Iterator[bytes]:
 async def complete_upload(call: Call) -> None:
     """CompleteMultipartUpload. A retry of a completion that succeeded (its answer lost on
     the way) gets the same answer while the key still holds the object it made, as S3
-    answers; otherwise a finished upload is NoSuchUpload."""
+    answers; otherwise a finished upload is NoSuchUpload. ``If-None-Match: *`` and
+    ``If-Match`` hold as on PutObject, checked where the object is staged."""
     repo = await call.repository(write=True)
     try:
         multipart, upload = await _upload_of(call, repo)
@@ -159,7 +160,8 @@ async def complete_upload(call: Call) -> None:
     for node in root.findall("Part"):
         number = _part_number(text_of(node, "PartNumber", "") or "")
         listed.append((number, text_of(node, "ETag", "") or ""))
-    entry = await call.run(multipart.complete, upload.upload_id, listed)
+    condition = conditions.write_condition(call.request)  # If-None-Match: *, If-Match
+    entry = await call.run(multipart.complete, upload.upload_id, listed, condition)
     await _completed(call, entry)
 
 
