@@ -4,6 +4,8 @@ or match them, and the semantics its tests rely on."""
 
 from __future__ import annotations
 
+import re
+
 import boto3
 
 from tests.lakefs_api.conftest import BUCKET, Api, Server, error_of, unique, upload
@@ -100,3 +102,20 @@ def test_presigned_urls_are_signed_with_sigv4(api: Api, s3_repo: str) -> None:
     stat = f"/repositories/{s3_repo}/refs/main/objects/stat"
     url = api.ok("GET", stat, params={"path": "signed/a", "presign": "true"})["physical_address"]
     assert "X-Amz-Signature=" in url and "X-Amz-Algorithm=AWS4-HMAC-SHA256" in url, url
+
+
+def test_physical_addresses_have_lakefs_shape(api: Api, repo: str, branch: str) -> None:
+    """``data/`` and two names of 20 base32hex characters: lakectl's and esti's tools know an
+    object's address by that shape."""
+    upload(api, repo, branch, "shape/a", b"a")
+    stat = f"/repositories/{repo}/refs/{branch}/objects/stat"
+    address = api.ok("GET", stat, params={"path": "shape/a"})["physical_address"]
+    assert re.search(r"/data/[0-9a-v]{20}/[0-9a-v]{20}$", address), address
+
+
+def test_the_first_commit_has_no_committer(api: Api) -> None:
+    name = unique()
+    body = {"name": name, "storage_namespace": f"local://{name}"}
+    api.ok("POST", "/repositories", 201, json=body)
+    first = api.ok("GET", f"/repositories/{name}/refs/main/commits")["results"][-1]
+    assert first["message"] == "Repository created" and first["committer"] == ""
