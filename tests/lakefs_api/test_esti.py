@@ -119,3 +119,30 @@ def test_the_first_commit_has_no_committer(api: Api) -> None:
     api.ok("POST", "/repositories", 201, json=body)
     first = api.ok("GET", f"/repositories/{name}/refs/main/commits")["results"][-1]
     assert first["message"] == "Repository created" and first["committer"] == ""
+
+
+def test_an_import_without_a_message_is_lakefs_import_objects(
+    server: Server, api: Api, repo: str, branch: str
+) -> None:
+    """lakectl's ``import`` sends no message unless given one; lakeFS commits it as
+    ``Import objects``."""
+    from tests.lakefs_api.test_imports import prefix, wait
+
+    key = f"{unique('imp')}/a.csv"
+    boto3.client("s3", endpoint_url=server.moto_url).put_object(Bucket=BUCKET, Key=key, Body=b"a")
+    body = {"paths": [prefix(f"s3://{BUCKET}/{key.split('/')[0]}/", "in/")], "commit": {}}
+    started = api.post(f"/repositories/{repo}/branches/{branch}/import", json=body)
+    assert started.status_code == 202, started.text
+    done = wait(api, repo, branch, started.json()["id"])
+    assert done["completed"] and done["commit"]["message"] == "Import objects", done
+
+
+def test_a_cherry_pick_conflict_is_lakefs_conflict_found(api: Api, repo: str) -> None:
+    branches = f"/repositories/{repo}/branches"
+    left, right = unique("left"), unique("right")
+    for name in (left, right):
+        api.ok("POST", branches, 201, json={"name": name, "source": "main"})
+        upload(api, repo, name, "both/x", name.encode())
+        api.ok("POST", f"{branches}/{name}/commits", 201, json={"message": name})
+    picked = api.post(f"{branches}/{right}/cherry-pick", json={"ref": left})
+    assert error_of(picked, 409) == "update branch: conflict found"
