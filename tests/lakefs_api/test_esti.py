@@ -4,6 +4,7 @@ or match them, and the semantics its tests rely on."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import boto3
@@ -146,3 +147,34 @@ def test_a_cherry_pick_conflict_is_lakefs_conflict_found(api: Api, repo: str) ->
         api.ok("POST", f"{branches}/{name}/commits", 201, json={"message": name})
     picked = api.post(f"{branches}/{right}/cherry-pick", json={"ref": left})
     assert error_of(picked, 409) == "update branch: conflict found"
+
+
+def test_upload_part_copy_of_a_range_on_an_s3_namespace(server: Server, s3_repo: str) -> None:
+    """The S3 gateway (same port) copies a byte range of an object whose bytes are on S3
+    (minio's ComposeObject does): it was a 500, the stored stream could not seek."""
+    gateway = boto3.client(
+        "s3",
+        endpoint_url=server.served.url,
+        aws_access_key_id=server.admin.access_key_id,
+        aws_secret_access_key=server.admin.secret_access_key,
+        region_name="us-east-1",
+    )
+    data = os.urandom(6 << 20)
+    gateway.put_object(Bucket=s3_repo, Key="main/compose/src", Body=data)
+    key = "main/compose/dst"
+    upload = gateway.create_multipart_upload(Bucket=s3_repo, Key=key)["UploadId"]
+    parts = []
+    for number, (first, last) in enumerate(((0, 5 << 20), (5 << 20, len(data))), 1):
+        copied = gateway.upload_part_copy(
+            Bucket=s3_repo,
+            Key=key,
+            UploadId=upload,
+            PartNumber=number,
+            CopySource={"Bucket": s3_repo, "Key": "main/compose/src"},
+            CopySourceRange=f"bytes={first}-{last - 1}",
+        )
+        parts.append({"ETag": copied["CopyPartResult"]["ETag"], "PartNumber": number})
+    gateway.complete_multipart_upload(
+        Bucket=s3_repo, Key=key, UploadId=upload, MultipartUpload={"Parts": parts}
+    )
+    assert gateway.get_object(Bucket=s3_repo, Key=key)["Body"].read() == data

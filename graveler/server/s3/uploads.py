@@ -25,6 +25,7 @@ from graveler.server.s3.request import S3Request
 from graveler.server.s3.xml import document, element, group, parse, text_of, timestamp
 from graveler.storage.entry import ObjectEntry
 from graveler.versioning.multipart import Multipart, assembled_by
+from graveler.views.reads import open_unverified
 
 MAX_PARTS_LISTED = 1000
 
@@ -88,10 +89,12 @@ async def _upload_part_copy(
     span = copy_source_range(call.request.header("x-amz-copy-source-range"), entry.size)
 
     def copy() -> UploadedPart:
-        with source_repo.open_entry(entry) as stream:
-            if span is None:
+        if span is None:
+            with source_repo.open_entry(entry) as stream:
                 return multipart.upload_part(upload.upload_id, number, stream)
-            stream.seek(span[0])
+        # A range is read from the stored bytes as a ranged GET is.
+        with open_unverified(source_repo, entry) as stream:
+            _skip(stream, span[0])
             return multipart.upload_part(
                 upload.upload_id, number, _limited(stream, span[1] - span[0] + 1)
             )
@@ -102,6 +105,19 @@ async def _upload_part_copy(
         [element("LastModified", timestamp(part.created)), element("ETag", f'"{part.md5}"')],
     )
     await call.xml(result)
+
+
+def _skip(stream: BinaryIO, count: int) -> None:
+    """Move ``stream`` ``count`` bytes on: a seek where it can (a local file), else reading
+    past them (an S3 namespace's bytes arrive as a network stream, which cannot seek)."""
+    if stream.seekable():
+        stream.seek(count)
+        return
+    while count > 0:
+        piece = stream.read(min(count, 1 << 20))
+        if not piece:
+            return
+        count -= len(piece)
 
 
 _COPY_RANGE = re.compile(r"bytes=(\d+)-(\d+)")
