@@ -6,7 +6,8 @@ namespace, or by hand:
 
 ``ESTI_DIR`` is what scripts/build-esti.sh caches (``esti.test`` and the ``golden/`` and
 ``files/`` folders esti reads from its working directory); ``RUN`` and ``SKIP`` are Go's
-``-test.run`` and ``-test.skip`` patterns. In its network namespace (nothing leaves it) this:
+``-test.run`` and ``-test.skip`` patterns; ``GRAVELER_ESTI_LAKECTL`` names the lakectl binary
+esti's lakectl tests run. In its network namespace (nothing leaves it) this:
 
 * brings loopback up and starts moto's S3 server on it, with the bucket of the repositories'
   storage namespaces;

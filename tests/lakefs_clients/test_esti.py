@@ -98,7 +98,6 @@ PASSING = (
     "TestResetPath",
     "TestResetObject",
     "TestRevert",
-    "TestS3UploadAndDownload",
     "TestMultipartUploadIfNoneMatch",
     "TestS3IfNoneMatch",
     "TestListBuckets",
