@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs,ui,server,tables,clients,lakefs-clients
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv dvc-env delta-spark-env iceberg-spark shim jars lakefs-hadoopfs lakefs-spec-suite lakectl test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
+.PHONY: venv dvc-env delta-spark-env iceberg-spark shim jars lakefs-hadoopfs lakefs-spec-suite lakectl esti test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
 
 SHIM_JAR := providers/graveler_spark/jars/graveler-spark-shim.jar
 SHIM_SRC := $(wildcard providers/graveler_spark/jvm/src/io/graveler/spark/*.java) \
@@ -60,6 +60,14 @@ lakefs-spec-suite: $(STAMP)
 # outside the clone; tests/lakefs_clients/test_lakectl.py drives it.
 lakectl:
 	@bash scripts/build-lakectl.sh >/dev/null
+
+# lakeFS's own system tests (esti, the esti/ folder of the same lakeFS release) against graveler
+# serve: scripts/build-esti.sh builds them into a Go test binary cached beside lakectl, and
+# tests/lakefs_clients/test_esti.py runs the ones that pass (docs/lakefs-clients.md lists the
+# rest, and why). Not part of `make test`: the build and the run add several minutes.
+esti: venv lakectl
+	@bash scripts/build-esti.sh >/dev/null
+	GRAVELER_ESTI=1 $(PY) -m pytest -q -p no:cacheprovider tests/lakefs_clients/test_esti.py
 
 # delta-spark's own environment, for the Delta Lake oracle of tests/tables/delta: pyspark 4.2.1,
 # the newest Spark that delta-spark 4.4.0 (the newest release) supports. The project's pinned

@@ -155,7 +155,12 @@ class Graveler:
         created = datetime.now(UTC)
         info = RepositoryInfo(name, namespace, default_branch, created, settings)
         initial = make_commit(
-            [], EMPTY_METARANGE_ID, INITIAL_COMMIT_MESSAGE, "graveler", {}, created
+            [],
+            EMPTY_METARANGE_ID,
+            INITIAL_COMMIT_MESSAGE,
+            "",  # no committer: lakeFS's first commit has none
+            {},
+            created,
         )
         branch = Branch(default_branch, initial.id, new_staging_token(name, default_branch))
         self.metadata.create_repository(info, initial, branch)

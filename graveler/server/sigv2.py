@@ -4,7 +4,8 @@ presigned URL's ``AWSAccessKeyId``, ``Expires`` and ``Signature``.
 The string signed is the method, ``Content-MD5``, ``Content-Type``, the date (``Date``, or
 a presigned URL's ``Expires``), the ``x-amz-*`` headers (lower-case, sorted, values joined
 with commas) and the resource: the path as sent (``/BUCKET`` in front of it for a
-virtual-host request) with the sub-resources of :data:`SUB_RESOURCES` in its query, sorted.
+virtual-host request) with the sub-resources of :data:`SUB_RESOURCES` in its query, sorted
+(one with an empty value, ``?tagging=``, as its bare name: ``?tagging``).
 The signature is its HMAC-SHA1 under the secret, in base64. The time checks are Signature
 Version 4's (:mod:`graveler.server.sigv4`): a request at most 15 minutes from the server's
 clock, a presigned URL used before it expires and valid for at most 7 days. Refusals are
@@ -165,9 +166,9 @@ def canonical_resources(request: Request, bucket_prefix: str = "") -> list[str]:
 def _sub_resources(request: Request) -> str:
     pairs = []
     for part in request.query_string.decode("latin-1").split("&"):
-        name, eq, value = part.partition("=")
+        name, _, value = part.partition("=")
         if name in SUB_RESOURCES:
-            pairs.append((name, f"{name}={unquote(value)}" if eq else name))
+            pairs.append((name, f"{name}={unquote(value)}" if value else name))
     if not pairs:
         return ""
     return "?" + "&".join(text for _, text in sorted(pairs, key=lambda p: p[0]))

@@ -4,6 +4,7 @@ linked addresses."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import os
@@ -20,9 +21,13 @@ DATA_PREFIX = "data/"
 
 
 def new_physical_address() -> str:
-    """A fresh key under ``data/``; never reused, so objects are write-once."""
-    u = os.urandom(16).hex()  # 128 random bits, as a version-4 UUID carries 122 of
-    return f"{DATA_PREFIX}{u[:2]}/{u}"
+    """A fresh key under ``data/``; never reused, so objects are write-once. It has lakeFS's
+    shape, ``data/`` then two names of 20 base32hex characters (``0-9a-v``), which lakeFS's
+    tools recognise as an object's address: the first is one of 256 shards (as many folders
+    as a local namespace holds under ``data/``), the second 100 random bits."""
+    raw = os.urandom(14)
+    name = base64.b32hexencode(raw[1:]).decode("ascii")[:20].lower()
+    return f"{DATA_PREFIX}{raw[0]:020x}/{name}"
 
 
 class HashingReader(io.RawIOBase):

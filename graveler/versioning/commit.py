@@ -118,13 +118,16 @@ def commit(
     committer: str | None = None,
     allow_empty: bool = False,
     date: datetime | None = None,
+    allow_empty_message: bool = False,
 ) -> Commit:
     """Commit the branch's staged changes: seal its staging token (new writes go to a fresh
     one), build the tree over its head, and move it there in one transaction that also
     records the commit. ``date`` (timezone-aware) replaces the commit's creation date, as
-    lakeFS's ``date`` does. Raises NoChanges, ProtectedBranch (ProtectionRuleBlocked when a
-    rule of the repository blocks commits on the branch), BranchNotFound."""
-    if not isinstance(message, str) or not message.strip():
+    lakeFS's ``date`` does. A message must hold more than whitespace unless
+    ``allow_empty_message`` (lakeFS's API takes any message). Raises NoChanges,
+    ProtectedBranch (ProtectionRuleBlocked when a rule of the repository blocks commits on
+    the branch), BranchNotFound."""
+    if not isinstance(message, str) or not (message.strip() or allow_empty_message):
         raise InvalidArgument("a commit needs a non-empty message (-m MESSAGE)")
     validate.text(message, "commit message")
     meta = validate.metadata(metadata)

@@ -40,7 +40,7 @@ from graveler.storage.objects import new_physical_address
 from graveler.storage.objectstore._io import iter_chunks
 from graveler.storage.refs.sql_server import SqlUploadStore
 from graveler.versioning.branches import writable_branch
-from graveler.versioning.writes import guess_type, stage_stored
+from graveler.versioning.writes import Condition, condition_check, guess_type, stage_stored
 from graveler.views.context import RepoContext
 
 UPLOADS_PREFIX = "_graveler/uploads/"
@@ -141,10 +141,17 @@ class Multipart:
         """Uploads in progress ordered by (path, upload ID), past ``after``."""
         return self.uploads.list(self.repo.name, after=after, limit=limit)
 
-    def complete(self, upload_id: str, parts: Sequence[tuple[int, str]]) -> ObjectEntry:
-        """Assemble the listed ``(part number, ETag)`` parts into the object and stage it.
-        Raises UploadNotFound, InvalidPartOrder, InvalidPart, EntityTooSmall; a failed
-        completion leaves the upload as it was (it can be completed or aborted again)."""
+    def complete(
+        self,
+        upload_id: str,
+        parts: Sequence[tuple[int, str]],
+        condition: Condition | None = None,
+    ) -> ObjectEntry:
+        """Assemble the listed ``(part number, ETag)`` parts into the object and stage it,
+        if ``condition`` (as :func:`~graveler.versioning.writes.put`'s) holds in the staging
+        transaction. Raises UploadNotFound, InvalidPartOrder, InvalidPart, EntityTooSmall,
+        PreconditionFailed; a failed completion leaves the upload as it was (it can be
+        completed or aborted again)."""
         upload = self.get(upload_id)
         chosen = _chosen_parts(self.uploads.parts(upload_id), parts)
         entry = _assemble(self.repo, upload, chosen)
@@ -154,7 +161,8 @@ class Multipart:
             _delete_quietly(self.repo, [entry.physical_address])
             raise UploadNotFound(f"multipart upload {upload_id!r} was finished meanwhile") from None
         try:
-            stage_stored(self.repo, upload.branch, [entry])
+            check = condition_check(self.repo, upload.branch, upload.path, condition)
+            stage_stored(self.repo, upload.branch, [entry], check=check)
         except BaseException:
             _restore(self.uploads, upload, every)
             raise

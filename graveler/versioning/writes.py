@@ -71,8 +71,7 @@ def put(
         except BaseException:
             delete_stored(repo, [entry])
             raise
-    check = None if condition is None else functools.partial(_check, repo, branch, path, condition)
-    stage_stored(repo, branch, [entry], check=check)
+    stage_stored(repo, branch, [entry], check=condition_check(repo, branch, path, condition))
     return entry
 
 
@@ -84,6 +83,14 @@ def if_absent(current: ObjectEntry | None) -> None:
     """The put-if-absent condition (S3's ``If-None-Match: *``)."""
     if current is not None:
         raise PreconditionFailed(f"an object already exists at {current.path!r}")
+
+
+def condition_check(
+    repo: RepoContext, branch: str, path: str, condition: Condition | None
+) -> Callable[[], None] | None:
+    """``condition`` as :func:`stage_stored`'s ``check`` of the entry at ``path`` (None for
+    no condition)."""
+    return None if condition is None else functools.partial(_check, repo, branch, path, condition)
 
 
 def _check(repo: RepoContext, branch: str, path: str, condition: Condition) -> None:

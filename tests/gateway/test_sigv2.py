@@ -164,3 +164,15 @@ def test_v4_still_works_beside_it(gateway: Gateway, branch: str):
     v4 = gateway.client(signature_version="s3v4")
     v4.put_object(Bucket=REPO, Key=f"{branch}/four", Body=b"4")
     assert _v2(gateway).get_object(Bucket=REPO, Key=f"{branch}/four")["Body"].read() == b"4"
+
+
+def test_an_empty_sub_resource_value_is_signed_as_its_bare_name():
+    """minio-go (lakeFS's esti signs with it) sends ``?tagging=`` and signs ``?tagging``, as
+    AWS's Version 2 rules give a sub-resource without a value."""
+    creds = Credentials("GRVLKEY", "secret")
+    request = AWSRequest(method="PUT", url="http://s3.example.com/lake/main/x.txt?tagging")
+    HmacV1Auth(creds).add_auth(request)
+    received = _as_received(request, "/lake/main/x.txt?tagging=")
+    signature = sigv2.parse(received, {"tagging": ""})
+    assert signature is not None
+    sigv2.verify(received, signature, "secret")

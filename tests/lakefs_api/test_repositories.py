@@ -54,7 +54,9 @@ def test_s3_namespace(api: Api) -> None:
 
 
 def test_existing_name_is_409(api: Api, repo: str) -> None:
-    assert "already exists" in error_of(create(api, repo, f"local://{unique()}"), 409)
+    assert error_of(create(api, repo, f"local://{unique()}"), 409) == (
+        "error creating repository: not unique"
+    )
 
 
 @pytest.mark.parametrize("name", ["ab", "Upper", "-dash", "a_b", "x" * 64, ""])

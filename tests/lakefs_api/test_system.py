@@ -106,7 +106,6 @@ def test_own_user_and_credentials(server: Server) -> None:
     ("method", "path"),
     [
         ("GET", "/auth/groups"),
-        ("POST", "/auth/users"),
         ("GET", "/auth/policies"),
         ("POST", "/auth/users/someone/credentials"),
         ("DELETE", "/auth/users/someone/credentials/AKIA"),
@@ -116,6 +115,16 @@ def test_own_user_and_credentials(server: Server) -> None:
 def test_auth_management_is_not_implemented(api: Api, method: str, path: str) -> None:
     kwargs = {"json": {"id": "x"}} if method == "POST" else {}
     assert "not implemented" in error_of(api.call(method, path, **kwargs), 501)
+
+
+def test_users_are_managed_as_lakefs_without_an_auth_service(server: Server) -> None:
+    """lakeFS without an external auth service keeps one user: a second is a 409 and deleting
+    anyone else a 404 (lakectl prints both messages as they are)."""
+    api = server.api(server.writer)
+    assert error_of(api.post("/auth/users", json={"id": "someone"}), 409) == "Already exists"
+    assert error_of(api.delete("/auth/users/someone"), 404) == "user not found"
+    own = api.delete(f"/auth/users/{server.writer.access_key_id}")
+    assert "not implemented" in error_of(own, 501)
 
 
 def test_unknown_paths_are_404_json(api: Api) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from graveler.core.errors import ObjectNotFound, TagNotFound
+from graveler.core.errors import MergeConflict, ObjectNotFound, TagNotFound
 from graveler.repository import Repository
 from graveler.server.lakefs import encode
 from graveler.server.lakefs.errors import ApiError, bad_request
@@ -126,14 +126,17 @@ def cherry_pick(call: Call) -> Reply:
     if parent is not None and (not isinstance(parent, int) or isinstance(parent, bool)):
         raise bad_request("parent_number must be an integer")
     message, metadata = _overrides(doc)
-    picked = call.repository().cherry_pick(
-        call.params["branch"],
-        ref,
-        parent_number=parent or None,
-        message=message,
-        metadata=metadata,
-        committer=call.committer,
-    )
+    try:
+        picked = call.repository().cherry_pick(
+            call.params["branch"],
+            ref,
+            parent_number=parent or None,
+            message=message,
+            metadata=metadata,
+            committer=call.committer,
+        )
+    except MergeConflict:
+        raise ApiError(409, "update branch: conflict found") from None  # lakeFS's words
     return json_reply(encode.commit(picked), 201)
 
 

@@ -5,7 +5,9 @@ Every error answer is ``{"message": "..."}`` with the status lakeFS gives the co
 to commit and a branch that must be clean; an unknown key is 401; a key whose scope does not
 reach the repository, or a protected branch, is 403; anything missing is 404; a taken name
 or a merge conflict is 409; a failed condition or a refusing ``pre-`` hook is 412. Messages
-are graveler's own (they never hold secrets). Anything unexpected is logged and answered 500
+are graveler's own (they never hold secrets), except where lakeFS's clients or scripts see
+lakeFS's exact words: a protected branch, a missing repository or ref, a failed
+authentication (:data:`_LAKEFS_MESSAGES`). Anything unexpected is logged and answered 500
 without detail.
 """
 
@@ -30,6 +32,8 @@ from graveler.core.errors import (
     NotFound,
     PreconditionFailed,
     ProtectedBranch,
+    RefNotFound,
+    RepositoryNotFound,
     StorageError,
     WriteToProtectedBranch,
 )
@@ -74,10 +78,14 @@ def body(message: str) -> bytes:
 
 
 #: lakeFS's own messages for conditions its clients match on (lakefs-spec turns a 403 on a
-#: write into ``PermissionError("403 cannot write to protected branch: ...")``).
+#: write into ``PermissionError("403 cannot write to protected branch: ...")``) or print as
+#: they are (lakectl prints the message and the status: ``repository not found``, then
+#: ``404 Not Found``). A ref that is no branch, tag or commit is lakeFS's "commit not found".
 _LAKEFS_MESSAGES: tuple[tuple[type[BaseException], str], ...] = (
     (WriteToProtectedBranch, "cannot write to protected branch"),
     (CommitToProtectedBranch, "cannot commit to protected branch"),
+    (RepositoryNotFound, "repository not found"),
+    (RefNotFound, "commit not found"),
 )
 
 #: (error class, status), most specific first: the first class the error is an instance of
@@ -120,7 +128,6 @@ def _message(exc: GravelerError, status: int) -> str:
     for kind, message in _LAKEFS_MESSAGES:
         if isinstance(exc, kind):
             return message
-    text = str(exc)
     if status == 401:
-        return f"{UNAUTHENTICATED}: {text}" if text else UNAUTHENTICATED
-    return text or type(exc).__name__
+        return UNAUTHENTICATED  # lakeFS's words, whatever was wrong with the credentials
+    return str(exc) or type(exc).__name__

@@ -30,6 +30,8 @@ from graveler.versioning.import_sources import ImportKind, ImportSource
 
 #: Paths one request may import.
 MAX_PATHS = 10_000
+#: The commit message of an import that names none, as lakeFS's API gives it.
+DEFAULT_MESSAGE = "Import objects"
 
 
 def start_import(call: Call) -> Reply:
@@ -44,7 +46,7 @@ def start_import(call: Call) -> Reply:
     job = call.repository().imports.start(
         call.params["branch"],
         sources,
-        message=message or None,
+        message=message or DEFAULT_MESSAGE,
         metadata=encode.metadata_of(commit.get("metadata"), "commit.metadata"),
         committer=call.committer,
     )

@@ -10,8 +10,11 @@ stat, list, delete (one or many), copy, and replacing an object's user metadata.
 * A download checks the bytes against the recorded size and SHA-256 when it serves the
   whole object (a large one breaks off when they do not match); a ``Range`` (one range, as in
   lakeFS and S3) is 206, an unsatisfiable one 416 with ``Content-Range: bytes */SIZE``.
+* Deleting an object that is not there is a 204, as in lakeFS (the branch must exist and take
+  writes).
 * A copy within the repository stages the source's entry under the new path: the same
-  bytes, not copied (objects imported from outside the namespace are copied).
+  bytes, not copied (objects imported from outside the namespace are copied). lakeFS's
+  ``shallow`` copy is a 501, as lakeFS answers it.
 * Listing pages are lakeFS's: objects and, with a delimiter, common prefixes in path order,
   ``after`` the last path of the previous page.
 """
@@ -26,10 +29,15 @@ from email.utils import format_datetime
 from typing import Any, BinaryIO
 
 from graveler.core import validate
-from graveler.core.errors import InvalidArgument, PreconditionFailed, ProtectedBranch
+from graveler.core.errors import (
+    InvalidArgument,
+    ObjectNotFound,
+    PreconditionFailed,
+    ProtectedBranch,
+)
 from graveler.repository import Repository
 from graveler.server.lakefs import encode
-from graveler.server.lakefs.errors import ApiError, bad_request, classify
+from graveler.server.lakefs.errors import ApiError, bad_request, classify, not_implemented
 from graveler.server.lakefs.forms import ContentPart, boundary_of
 from graveler.server.lakefs.http import Call, Reply, json_reply, no_content
 from graveler.server.lakefs.routing import Access, Body, Route, route
@@ -297,7 +305,13 @@ def underlying_properties(call: Call) -> Reply:
 
 
 def delete_object(call: Call) -> Reply:
-    call.repository().delete(call.params["branch"], call.required("path"))
+    """204 whether or not the object was there (lakeFS deletes idempotently); 404 for a
+    missing branch, 403 for one that takes no writes."""
+    repo, branch = call.repository(), call.params["branch"]
+    try:
+        repo.delete(branch, call.required("path"))
+    except ObjectNotFound:
+        repo.writable_branch(branch)
     return no_content()
 
 
@@ -333,6 +347,8 @@ def copy_object(call: Call) -> Reply:
     src_ref = doc.get("src_ref") or call.params["branch"]
     if not isinstance(source, str) or not source or not isinstance(src_ref, str):
         raise bad_request("src_path is required")
+    if doc.get("shallow"):
+        raise not_implemented("shallow copies (graveler's copies already share the bytes)")
     repo = call.repository()
     branch = call.params["branch"]
     repo.writable_branch(branch)

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from itertools import islice
 from typing import Any
 
-from graveler.core.errors import MergeConflict
+from graveler.core.errors import MergeConflict, NoChanges
 from graveler.core.model import Commit
 from graveler.repository import Repository
 from graveler.server.lakefs import encode
@@ -43,15 +43,23 @@ def commit(call: Call) -> Reply:
     date = doc.get("date")
     if date is not None and (not isinstance(date, int) or isinstance(date, bool)):
         raise bad_request("date must be Unix seconds")
-    made = call.repository().commit(
+    try:
+        made = _commit(call, doc, message, date)
+    except NoChanges:
+        raise bad_request("commit: no changes") from None  # lakeFS's words
+    return json_reply(encode.commit(made), 201)
+
+
+def _commit(call: Call, doc: dict[str, Any], message: str, date: int | None) -> Commit:
+    return call.repository().commit(
         call.params["branch"],
         message,
         metadata=encode.metadata_of(doc.get("metadata"), "metadata"),
         committer=call.committer,
         allow_empty=bool(doc.get("allow_empty", False)),
         date=None if date is None else _from_seconds(date),
+        allow_empty_message=True,  # lakeFS takes any message (lakectl's --allow-empty-message)
     )
-    return json_reply(encode.commit(made), 201)
 
 
 def _from_seconds(value: int) -> datetime:

@@ -68,7 +68,7 @@ def create_repository(call: Call) -> Reply:
     except RepositoryNotFound:
         pass
     else:
-        raise ApiError(409, f"error creating repository: {name!r} already exists")
+        raise ApiError(409, "error creating repository: not unique")  # lakeFS's words
     try:
         repo = client.create_repository(name, namespace, default_branch=branch)
     except NamespaceInUse as exc:

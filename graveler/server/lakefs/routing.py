@@ -4,7 +4,9 @@ may call it and what body it takes; and the matcher that finds the route of a re
 Paths are matched segment by segment on the raw (still percent-encoded) path, each
 segment decoded on its own, so a parameter may hold an encoded ``/``. Where two templates
 fit a path, the one with more literal segments wins. A path no template fits is a 404,
-a path that fits with another method a 405: both as lakeFS's JSON error.
+a path that fits with another method a 405: both as lakeFS's JSON error. As in lakeFS, a
+parameter left empty inside a path (``/repositories//branches``) is a 400 naming it, and
+one left empty at its end (``.../pmpu/``) fits no template: a 404.
 """
 
 from __future__ import annotations
@@ -91,8 +93,10 @@ class Router:
             self._by_length.setdefault(len(pattern.literals), []).append(pattern)
 
     def match(self, method: str, raw_path: str) -> tuple[Route, dict[str, str]]:
-        """The route and its decoded path parameters; ApiError 404 or 405 otherwise."""
-        segments = raw_path.strip("/").split("/") if raw_path.strip("/") else []
+        """The route and its decoded path parameters; ApiError 404 or 405 otherwise, 400 for
+        a parameter left empty (:func:`_fit`)."""
+        trimmed = raw_path.lstrip("/")
+        segments = trimmed.split("/") if trimmed else []
         for pattern in self._by_length.get(len(segments), ()):
             params = _fit(pattern, segments)
             if params is None:
@@ -101,6 +105,9 @@ class Router:
             if found is None:
                 allowed = ", ".join(sorted(pattern.methods))
                 raise ApiError(405, f"method {method} is not allowed here (allowed: {allowed})")
+            empty = [name for name, value in params.items() if not value]
+            if empty:
+                raise ApiError(400, f"path parameter {empty[0]!r} is required")
             return found, params
         raise ApiError(404, "invalid API endpoint")
 
@@ -118,10 +125,13 @@ def _compile(template: str) -> tuple[tuple[str | None, ...], tuple[str, ...]]:
 
 
 def _fit(pattern: _Pattern, segments: list[str]) -> dict[str, str] | None:
+    """The parameters of ``segments`` if they fit the pattern, else None. A parameter may be
+    empty (the caller refuses it), except in the last segment: a trailing ``/`` fits nothing."""
     values: list[str] = []
-    for literal, segment in zip(pattern.literals, segments, strict=True):
+    last = len(segments) - 1
+    for index, (literal, segment) in enumerate(zip(pattern.literals, segments, strict=True)):
         if literal is None:
-            if not segment:
+            if not segment and index == last:
                 return None
             values.append(unquote(segment))
         elif literal != segment:

@@ -7,11 +7,12 @@ presigned URLs.
 * ``PUT .../staging/backing`` links an address at a path: the engine's ``link`` check
   applies (the address must lie inside the repository's namespace, outside graveler's own
   metadata), and the object's size and SHA-256 are read from the store (the client's
-  ``checksum``, lakeFS's ETag, is kept as the object's ETag);
+  ``checksum``, lakeFS's ETag, is kept as the object's ETag); without a ``content_type`` the
+  object is ``application/octet-stream``, as in lakeFS;
 * presigned multipart uploads (``staging/pmpu``) on S3 namespaces: the upload is created
   in the namespace, clients PUT the parts to presigned URLs, completing it links the object.
   On other namespaces they answer 501, as lakeFS does where its ``config`` says
-  ``pre_sign_multipart_upload: false``.
+  ``pre_sign_multipart_upload: false``. An empty ``path`` or physical address is a 400.
 
 Presigned URLs last :data:`PRESIGN_SECONDS` and are signed with the server's own S3
 credentials; on a local namespace asking for one is a 400 (lakeFS's answer on its local
@@ -31,7 +32,7 @@ from graveler.server.lakefs import encode
 from graveler.server.lakefs.errors import bad_request, not_implemented
 from graveler.server.lakefs.http import Call, Reply, json_reply, no_content
 from graveler.server.lakefs.routing import Access, Body, Route, route
-from graveler.storage.entry import ObjectEntry, etag_of
+from graveler.storage.entry import DEFAULT_CONTENT_TYPE, ObjectEntry, etag_of
 from graveler.storage.objects import new_physical_address, normalize_address
 from graveler.storage.objectstore import ObjectStore
 
@@ -129,7 +130,7 @@ def _linked(
     metadata = encode.metadata_of(doc.get("user_metadata"), "user_metadata")
     try:
         entry = repo.make_linked_entry(
-            path, address, content_type=content_type or None, metadata=metadata
+            path, address, content_type=content_type or DEFAULT_CONTENT_TYPE, metadata=metadata
         )
     except ObjectNotFound:
         raise bad_request(
@@ -159,9 +160,7 @@ def _check_conditions(call: Call, repo: Repository, branch: str, path: str) -> N
 
 
 def create_multipart(call: Call) -> Reply:
-    path = call.required("path")
-    if not path:
-        raise bad_request("path is required")
+    _path(call)
     repo = call.repository()
     store = _s3(repo)
     repo.branch(call.params["branch"])
@@ -178,6 +177,14 @@ def create_multipart(call: Call) -> Reply:
     return json_reply(doc, 201)
 
 
+def _path(call: Call) -> str:
+    """The object's path: required, and not empty (400)."""
+    path = call.required("path")
+    if not path:
+        raise bad_request("path is required")
+    return path
+
+
 def _parts(value: str | None) -> int:
     if value is None or value == "":
         return 0
@@ -187,7 +194,7 @@ def _parts(value: str | None) -> int:
 
 
 def upload_part(call: Call) -> Reply:
-    call.required("path")
+    _path(call)
     repo = call.repository()
     store = _s3(repo)
     address = _relative(call, repo, call.json().get("physical_address"))
@@ -199,7 +206,7 @@ def upload_part(call: Call) -> Reply:
 
 
 def complete_multipart(call: Call) -> Reply:
-    path = call.required("path")
+    path = _path(call)
     repo = call.repository()
     store = _s3(repo)
     doc = call.json()
@@ -214,7 +221,7 @@ def complete_multipart(call: Call) -> Reply:
 
 
 def abort_multipart(call: Call) -> Reply:
-    call.required("path")
+    _path(call)
     repo = call.repository()
     store = _s3(repo)
     address = _relative(call, repo, call.json().get("physical_address"))

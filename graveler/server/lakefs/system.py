@@ -9,7 +9,9 @@
 
 User, group, policy and credential management is lakeFS's auth service, which its
 open-source build leaves to an external service: those operations answer 501 here, except
-for reading the caller's own user and key.
+for reading the caller's own user and key. Creating a user is a 409 and deleting another
+user a 404 (``user not found``), as lakeFS answers them without that service, where its one
+user already exists: here every access key is its own user.
 """
 
 from __future__ import annotations
@@ -151,6 +153,21 @@ def list_user_credentials(call: Call) -> Reply:
     return json_reply(encode.page([_credentials(key)], None))
 
 
+def create_user(call: Call) -> Reply:
+    """lakeFS without an external auth service keeps one user and refuses a second: 409."""
+    doc = call.json()
+    if not isinstance(doc.get("id"), str) or not doc["id"]:
+        raise bad_request("id is required")
+    raise ApiError(409, "Already exists")
+
+
+def delete_user(call: Call) -> Reply:
+    """404 for any user but the caller; deleting the caller's own key is ``graveler
+    credentials delete`` (501 here)."""
+    _own_key(call, call.params["userId"])
+    raise not_implemented(f"deleting an access key ({MANAGE_KEYS})")
+
+
 def unsupported(call: Call) -> Reply:
     raise not_implemented(f"{call.method} of users, groups and policies ({MANAGE_KEYS})")
 
@@ -159,7 +176,7 @@ def _own_key(call: Call, user_id: str | None = None) -> AccessKey:
     """The caller's stored key; 404 for any other user (each key is its own user)."""
     key_id = call.who.access_key_id
     if user_id is not None and user_id != key_id:
-        raise not_found(f"no user {user_id!r:.60}: each access key is its own user")
+        raise not_found("user not found")  # lakeFS's words: each access key is its own user
     try:
         return call.service.client.access_keys.get(key_id)
     except NotFound:
@@ -179,8 +196,6 @@ def _credentials(key: AccessKey) -> dict[str, Any]:
 
 
 _UNSUPPORTED = [
-    ("POST", "/auth/users"),
-    ("DELETE", "/auth/users/{userId}"),
     ("GET", "/auth/groups"),
     ("POST", "/auth/groups"),
     ("GET", "/auth/groups/{groupId}"),
@@ -225,6 +240,8 @@ ROUTES: list[Route] = [
     route("POST", "/statistics", post_stats_events, Access.USER, Body.JSON),
     route("GET", "/auth/users", list_users, Access.USER),
     route("GET", "/auth/users/{userId}", get_user, Access.USER),
+    route("POST", "/auth/users", create_user, Access.USER, Body.JSON),
+    route("DELETE", "/auth/users/{userId}", delete_user, Access.USER),
     route("GET", "/auth/users/{userId}/credentials", list_user_credentials, Access.USER),
     route("GET", "/auth/users/{userId}/credentials/{accessKeyId}", get_credentials, Access.USER),
     *[route(m, p, unsupported, Access.USER, Body.JSON) for m, p in _UNSUPPORTED],

@@ -23,8 +23,15 @@ MAX_DELETE = 1000
 
 
 async def list_buckets(call: Call) -> None:
+    """ListBuckets: the repositories the key may read, with a ``prefix`` those whose name
+    starts with it."""
+    prefix = call.request.query.get("prefix") or ""
     repos = await call.run(call.client.list_repositories)
-    visible = [r for r in repos if call.principal is None or call.principal.may_read(r.name)]
+    visible = [
+        r
+        for r in repos
+        if r.name.startswith(prefix) and (call.principal is None or call.principal.may_read(r.name))
+    ]
     await call.xml(buckets_document((r.name, timestamp(r.creation_date)) for r in visible))
 
 

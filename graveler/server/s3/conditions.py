@@ -51,9 +51,10 @@ def check_read(request: S3Request, entry: ObjectEntry, prefix: str = "if-") -> i
 
 
 def write_condition(request: S3Request) -> object | None:
-    """The condition of a conditional PUT (for :func:`graveler.versioning.writes.put`), or None."""
-    if_none = request.header("if-none-match")
-    if_match = request.header("if-match")
+    """The condition of a conditional PUT (for :func:`graveler.versioning.writes.put`), or None.
+    An empty ``If-None-Match`` or ``If-Match`` is no condition, as in lakeFS."""
+    if_none = request.header("if-none-match") or None
+    if_match = request.header("if-match") or None
     if if_none is None and if_match is None:
         return None
     if if_none is not None and if_none.strip() != "*":

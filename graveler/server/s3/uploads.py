@@ -25,6 +25,7 @@ from graveler.server.s3.request import S3Request
 from graveler.server.s3.xml import document, element, group, parse, text_of, timestamp
 from graveler.storage.entry import ObjectEntry
 from graveler.versioning.multipart import Multipart, assembled_by
+from graveler.views.reads import open_unverified
 
 MAX_PARTS_LISTED = 1000
 
@@ -88,10 +89,12 @@ async def _upload_part_copy(
     span = copy_source_range(call.request.header("x-amz-copy-source-range"), entry.size)
 
     def copy() -> UploadedPart:
-        with source_repo.open_entry(entry) as stream:
-            if span is None:
+        if span is None:
+            with source_repo.open_entry(entry) as stream:
                 return multipart.upload_part(upload.upload_id, number, stream)
-            stream.seek(span[0])
+        # A range is read from the stored bytes as a ranged GET is.
+        with open_unverified(source_repo, entry) as stream:
+            _skip(stream, span[0])
             return multipart.upload_part(
                 upload.upload_id, number, _limited(stream, span[1] - span[0] + 1)
             )
@@ -102,6 +105,19 @@ async def _upload_part_copy(
         [element("LastModified", timestamp(part.created)), element("ETag", f'"{part.md5}"')],
     )
     await call.xml(result)
+
+
+def _skip(stream: BinaryIO, count: int) -> None:
+    """Move ``stream`` ``count`` bytes on: a seek where it can (a local file), else reading
+    past them (an S3 namespace's bytes arrive as a network stream, which cannot seek)."""
+    if stream.seekable():
+        stream.seek(count)
+        return
+    while count > 0:
+        piece = stream.read(min(count, 1 << 20))
+        if not piece:
+            return
+        count -= len(piece)
 
 
 _COPY_RANGE = re.compile(r"bytes=(\d+)-(\d+)")
@@ -143,7 +159,8 @@ def _limited(stream: BinaryIO, length: int) -> Iterator[bytes]:
 async def complete_upload(call: Call) -> None:
     """CompleteMultipartUpload. A retry of a completion that succeeded (its answer lost on
     the way) gets the same answer while the key still holds the object it made, as S3
-    answers; otherwise a finished upload is NoSuchUpload."""
+    answers; otherwise a finished upload is NoSuchUpload. ``If-None-Match: *`` and
+    ``If-Match`` hold as on PutObject, checked where the object is staged."""
     repo = await call.repository(write=True)
     try:
         multipart, upload = await _upload_of(call, repo)
@@ -159,7 +176,8 @@ async def complete_upload(call: Call) -> None:
     for node in root.findall("Part"):
         number = _part_number(text_of(node, "PartNumber", "") or "")
         listed.append((number, text_of(node, "ETag", "") or ""))
-    entry = await call.run(multipart.complete, upload.upload_id, listed)
+    condition = conditions.write_condition(call.request)  # If-None-Match: *, If-Match
+    entry = await call.run(multipart.complete, upload.upload_id, listed, condition)
     await _completed(call, entry)
 
 

@@ -168,6 +168,7 @@ class S3ObjectStore:
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
             s3={"addressing_style": "path"} if self._endpoint else None,
+            signature_version="s3v4",  # presigned URLs too (boto3 presigns with SigV2 else)
             user_agent_extra="graveler",
         )
         session = boto3.session.Session(
