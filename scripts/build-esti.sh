@@ -3,7 +3,7 @@
 # binary from the lakeFS source release that scripts/lakefs-hadoopfs.txt pins (the same Go module
 # zip lakectl is built from, fetched and checked by scripts/lakefs-source.sh), into a cache outside
 # the clone, and prints the cached directory's path. esti imports lakeFS's generated API client,
-# so lakeFS's generators run first, as for lakectl (scripts/build-lakectl.sh); then
+# so lakeFS's generators run first (scripts/lakefs-source.sh --generate), as for lakectl; then
 # `go test -c ./esti`. The directory holds the binary (esti.test) and what esti reads from its
 # working directory at run time (golden/, files/). Nothing here runs at test time;
 # tests/lakefs_clients/test_esti.py finds the directory in the cache.
@@ -25,10 +25,9 @@ mkdir -p "$BIN_CACHE"
 BUILD=$(mktemp -d)
 trap 'chmod -R u+w "$BUILD" 2>/dev/null; rm -rf "$BUILD"' EXIT
 echo "building esti from $module" >&2
-bash scripts/lakefs-source.sh "$BUILD/src"
+bash scripts/lakefs-source.sh --generate "$BUILD/src"
 cd "$BUILD/src"
 export GOFLAGS=-mod=mod
-go generate ./pkg/api/apigen ./pkg/auth ./pkg/authentication >&2
 mkdir -p "$BUILD/out"
 go test -c -trimpath -o "$BUILD/out/esti.test" ./esti >&2
 cp -r esti/golden esti/files "$BUILD/out/"

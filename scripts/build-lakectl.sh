@@ -3,9 +3,8 @@
 # scripts/lakefs-hadoopfs.txt pins (the same Go module zip the Hadoop FileSystem is built
 # from, fetched and checked by scripts/lakefs-source.sh), into a cache outside the clone,
 # and prints the binary's path. lakeFS's API client is generated at build time, so
-# `go install` of the module cannot build it: this runs lakeFS's own generators (`go generate`
-# of pkg/api/apigen, pkg/auth and pkg/authentication, as its Makefile's gen-api does; their
-# tools come from the Go module proxy) and then `go build ./cmd/lakectl`. Nothing here runs at
+# `go install` of the module cannot build it: this runs lakeFS's own generators first
+# (scripts/lakefs-source.sh --generate), then `go build ./cmd/lakectl`. Nothing here runs at
 # test time; tests/lakefs_clients/test_lakectl.py finds the binary in the cache.
 #
 # Usage: scripts/build-lakectl.sh
@@ -25,10 +24,9 @@ mkdir -p "$BIN_CACHE"
 BUILD=$(mktemp -d)
 trap 'chmod -R u+w "$BUILD" 2>/dev/null; rm -rf "$BUILD"' EXIT
 echo "building lakectl from $module" >&2
-bash scripts/lakefs-source.sh "$BUILD/src"
+bash scripts/lakefs-source.sh --generate "$BUILD/src"
 cd "$BUILD/src"
 export GOFLAGS=-mod=mod
-go generate ./pkg/api/apigen ./pkg/auth ./pkg/authentication >&2
 go build -trimpath -o "$binary.tmp" \
 	-ldflags "-X github.com/treeverse/lakefs/pkg/version.Version=${release#v}" ./cmd/lakectl >&2
 mv "$binary.tmp" "$binary"

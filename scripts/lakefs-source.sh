@@ -3,11 +3,20 @@
 # release's Go module zip from the Go module proxy ($GOPROXY's first entry, proxy.golang.org by
 # default), checked against the pinned SHA-256 and kept in a cache outside the clone. With
 # SUBTREE arguments, only those folders of the release (for example clients/java/) are unpacked.
-# Shared by scripts/build-lakefs-hadoopfs.sh and scripts/build-lakectl.sh; never runs at test time.
+# With --generate (the whole release only), lakeFS's code generators run afterwards, as its
+# Makefile's gen-api does (`go generate` of pkg/api/apigen, pkg/auth and pkg/authentication;
+# their tools come from the Go module proxy): lakeFS's Go API client exists only then, and
+# lakectl and esti import it. Shared by scripts/build-lakefs-hadoopfs.sh, build-lakectl.sh and
+# build-esti.sh; never runs at test time.
 #
-# Usage: scripts/lakefs-source.sh TARGET [SUBTREE...]
+# Usage: scripts/lakefs-source.sh [--generate] TARGET [SUBTREE...]
 set -euo pipefail
-TARGET=${1:?usage: lakefs-source.sh TARGET [SUBTREE...]}
+generate=false
+if [[ "${1:-}" == --generate ]]; then
+	generate=true
+	shift
+fi
+TARGET=${1:?usage: lakefs-source.sh [--generate] TARGET [SUBTREE...]}
 shift
 cd "$(dirname "$0")/.."
 read -r _coordinate module sha256 < <(grep -v '^#' scripts/lakefs-hadoopfs.txt | grep -v '^$' | head -1)
@@ -42,3 +51,6 @@ with zipfile.ZipFile(archive) as zf:
         info.filename = rel
         zf.extract(info, target)
 PY
+if $generate; then
+	(cd "$TARGET" && GOFLAGS=-mod=mod go generate ./pkg/api/apigen ./pkg/auth ./pkg/authentication >&2)
+fi
