@@ -42,7 +42,7 @@ BACKEND_ONLY: dict[str, str | tuple[str, ...]] = {
     "alembic": "storage/refs/",
     "psycopg": "storage/refs/",
     "boto3": "storage/objectstore/s3.py",
-    "botocore": "storage/objectstore/s3.py",
+    "botocore": ("storage/objectstore/s3.py", "storage/objectstore/s3_body.py"),
     "rocksdict": "storage/sstable/writer.py",
     # the web UI's stack (the ``ui`` extra) stays inside graveler/server/ui/; the server's
     # (``server`` extra) inside graveler/server/; the Iceberg REST catalog

@@ -1,6 +1,8 @@
 """An object store over an S3 bucket and key prefix (``s3://bucket/prefix``), via boto3.
 
-This is the only module of graveler that imports boto3 (install ``graveler[s3]``).
+This is the only module of graveler that imports boto3 (install ``graveler[s3]``); its
+bucket and prefix are checked by :mod:`.s3_location`, its response bodies read by
+:mod:`.s3_body`, its streaming writes made by :mod:`.s3_writer`.
 
 Retries: every request goes through botocore's retry machinery
 (``Config(retries={"mode": "standard"|"adaptive", "max_attempts": N})``): 5xx responses,
@@ -20,11 +22,9 @@ S3 keys that are not valid graveler keys (such as ``folder/`` markers made by co
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import io
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
@@ -40,24 +40,21 @@ from graveler.core.errors import (
     GravelerError,
     InvalidArgument,
     InvalidKey,
-    InvalidURI,
     ObjectNotFound,
     StorageError,
 )
 from graveler.storage.objectstore._io import CHUNK_SIZE, ExactReader, check_range, utc_now
 from graveler.storage.objectstore.keys import validate_key, validate_prefix
 from graveler.storage.objectstore.port import ObjectInfo
+from graveler.storage.objectstore.s3_body import BODY_READ_ATTEMPTS, ResumingBody
+from graveler.storage.objectstore.s3_location import check_bucket, normalize_prefix, region_of
 from graveler.storage.objectstore.s3_writer import S3ObjectWriter
 
 ENDPOINT_ENV = "GRAVELER_S3_ENDPOINT_URL"
-DEFAULT_REGION = "us-east-1"
 MULTIPART_CHUNK = 8 << 20
-#: How often a response body that breaks off mid-read is re-requested.
-BODY_READ_ATTEMPTS = 3
 #: How often a conditional PutObject that S3 answers with 409 (a concurrent one) is tried.
 CONDITIONAL_ATTEMPTS = 4
 
-_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _NOT_FOUND_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
 _AUTH_CODES = frozenset(
     {"AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken"}
@@ -80,51 +77,6 @@ def _hint(code: str, status: int | None, attempts: int) -> str:
             "endpoint's health and request rate, or raise max_attempts"
         )
     return "check the bucket, prefix, endpoint and credentials"
-
-
-class _BodyReader(io.RawIOBase):
-    """A raw reader over a botocore StreamingBody. A body that breaks off mid-read is resumed
-    with a ranged GET from the current offset (``reopen``), up to BODY_READ_ATTEMPTS
-    consecutive times; then the error escapes as StorageError."""
-
-    def __init__(self, body: Any, reopen: Callable[[int], Any], describe: str) -> None:
-        self._body = body
-        self._reopen = reopen
-        self._describe = describe
-        self._pos = 0
-        self._failures = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer).cast("B")
-        while True:
-            try:
-                data = self._body.read(len(view))
-                break
-            except BotoCoreError as exc:
-                self._resume(exc)
-        self._failures = 0
-        view[: len(data)] = data
-        self._pos += len(data)
-        return len(data)
-
-    def _resume(self, exc: BotoCoreError) -> None:
-        self._failures += 1
-        if self._failures >= BODY_READ_ATTEMPTS:
-            raise StorageError(
-                f"reading {self._describe} broke off {self._failures} times in a row: {exc}"
-            ) from exc
-        with contextlib.suppress(Exception):
-            self._body.close()
-        time.sleep(0.05 * 2**self._failures)
-        self._body = self._reopen(self._pos)
-
-    def close(self) -> None:
-        if not self.closed:
-            self._body.close()
-        super().close()
 
 
 class S3ObjectStore:
@@ -153,8 +105,8 @@ class S3ObjectStore:
         read_timeout: float = 60.0,
         max_concurrency: int = 4,
     ) -> None:
-        self._bucket = _check_bucket(bucket)
-        self._prefix = _normalize_prefix(prefix)
+        self._bucket = check_bucket(bucket)
+        self._prefix = normalize_prefix(prefix)
         if max_attempts < 1:
             raise InvalidArgument(f"max_attempts must be at least 1, got {max_attempts}")
         if retry_mode not in ("standard", "adaptive"):
@@ -175,7 +127,7 @@ class S3ObjectStore:
             aws_access_key_id=access_key_id,
             aws_secret_access_key=secret_access_key,
             aws_session_token=session_token,
-            region_name=_region(region),
+            region_name=region_of(region),
         )
         self._client: Any = session.client("s3", endpoint_url=self._endpoint, config=config)
         self._transfer = TransferConfig(
@@ -335,7 +287,7 @@ class S3ObjectStore:
         )
         size, etag = int(response["ContentLength"]), response.get("ETag")
         reopen = functools.partial(self._body_from, key, size, etag)
-        raw = _BodyReader(response["Body"], reopen, f"s3://{self._bucket}/{full}")
+        raw = ResumingBody(response["Body"], reopen, f"s3://{self._bucket}/{full}")
         return cast(BinaryIO, io.BufferedReader(raw, buffer_size=CHUNK_SIZE))
 
     def _body_from(self, key: str, size: int, etag: str | None, offset: int) -> Any:
@@ -500,12 +452,6 @@ class S3ObjectStore:
         )
 
 
-def _region(explicit: str | None) -> str:
-    """The explicit region, else AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1."""
-    env = os.environ
-    return explicit or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
-
-
 def _code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", ""))
 
@@ -513,24 +459,3 @@ def _code(exc: ClientError) -> str:
 def _utc(value: datetime) -> datetime:
     """A boto3 timestamp (tz-aware datetime) converted to UTC."""
     return value.astimezone(UTC)
-
-
-def _check_bucket(bucket: str) -> str:
-    if not isinstance(bucket, str) or not _BUCKET_RE.match(bucket) or ".." in bucket:
-        raise InvalidURI(
-            f"invalid S3 bucket name {bucket!r}: 3-63 characters of a-z, 0-9, '.' and '-', "
-            "starting and ending with a letter or digit"
-        )
-    return bucket
-
-
-def _normalize_prefix(prefix: str) -> str:
-    """``"a/b"``, ``"/a/b/"`` -> ``"a/b/"``; ``""`` stays ``""``. Components follow key rules."""
-    stripped = prefix.strip("/")
-    if not stripped:
-        return ""
-    try:
-        validate_key(stripped)
-    except InvalidKey as exc:
-        raise InvalidURI(f"invalid S3 key prefix {prefix!r}: {exc}") from exc
-    return stripped + "/"
