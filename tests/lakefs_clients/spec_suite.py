@@ -30,24 +30,13 @@ from urllib.parse import urlsplit
 
 from tests.lakefs_clients.contract import contract
 from tests.lakefs_clients.tap import ContractTap
-from tests.serving import ESCAPES, GRAVELER, Served
+from tests.serving import ESCAPES, GRAVELER, LAKEFS_CLIENT_SETTINGS, Served
 
 #: lakeFS's quickstart key pair, which the suite signs in with.
 QUICKSTART_KEY = ("AKIAIOSFOLQUICKSTART", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
 PORT = 8000
 #: Variables that would point the suite (or the server) anywhere but here.
-UNSET = (
-    *ESCAPES,
-    "PYTHONPATH",
-    "LAKECTL_CONFIG_FILE",
-    "LAKECTL_SERVER_ENDPOINT_URL",
-    "LAKECTL_CREDENTIALS_ACCESS_KEY_ID",
-    "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY",
-    "LAKEFS_ENDPOINT",
-    "LAKEFS_ACCESS_KEY_ID",
-    "LAKEFS_SECRET_ACCESS_KEY",
-    "PYTEST_ADDOPTS",
-)
+UNSET = (*ESCAPES, *LAKEFS_CLIENT_SETTINGS, "PYTHONPATH", "LAKECTL_CONFIG_FILE", "PYTEST_ADDOPTS")
 
 
 def unpack(sdist: Path, target: Path) -> Path:
