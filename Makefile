@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXTRAS ?= dev,s3,postgres,airflow,airflow-postgres,dagster,dagster-postgres,spark,fsspec,dataframes,bench,docs,ui,server,tables,clients,lakefs-clients
 PG_URL ?= postgresql+psycopg://graveler:graveler@127.0.0.1:5432/graveler_test
 
-.PHONY: venv dvc-env delta-spark-env iceberg-spark shim jars lakefs-hadoopfs lakefs-spec-suite lakectl esti test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
+.PHONY: venv dvc-env delta-spark-env iceberg-spark shim jars lakefs-hadoopfs lakefs-openapi lakefs-spec-suite lakectl esti test test-fast stress lint typecheck postgres browser demo tour bench docs docs-serve clean
 
 SHIM_JAR := providers/graveler_spark/jars/graveler-spark-shim.jar
 SHIM_SRC := $(wildcard providers/graveler_spark/jvm/src/io/graveler/spark/*.java) \
@@ -54,6 +54,12 @@ lakefs-hadoopfs:
 # and copied into .suites/; tests/lakefs_clients/test_lakefs_spec_suite.py runs it unmodified.
 lakefs-spec-suite: $(STAMP)
 	@bash scripts/fetch-lakefs-spec-suite.sh $(PY) .suites
+
+# lakeFS's OpenAPI document (api/swagger.yml of the same pinned lakeFS release), into .suites/:
+# the lakeFS API tests validate every answer against it.
+lakefs-openapi:
+	@bash scripts/lakefs-source.sh .suites/lakefs-api api/swagger.yml
+	@cp .suites/lakefs-api/api/swagger.yml .suites/lakefs-api-v1.84.0.yml
 
 # lakectl, lakeFS's command-line client, built from the lakeFS release of
 # scripts/lakefs-hadoopfs.txt (its API client generated as lakeFS's Makefile does) into a cache
@@ -106,7 +112,7 @@ browser:
 
 # Two pytest processes at once: the deployed-service suites beside the rest (scripts/run-tests.sh;
 # GRAVELER_TEST_JOBS=1 for one after the other).
-test: venv jars lakefs-hadoopfs lakefs-spec-suite lakectl delta-spark-env iceberg-spark postgres browser
+test: venv jars lakefs-hadoopfs lakefs-spec-suite lakefs-openapi lakectl delta-spark-env iceberg-spark postgres browser
 	GRAVELER_TEST_POSTGRES_URL='$(PG_URL)' bash scripts/run-tests.sh $(PY)
 
 # The long form of tests/stress (the short form runs inside `make test`): 8 writer processes x

@@ -19,7 +19,13 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = "GRAVELER_LAKEFS_OPENAPI"
-DEFAULT = ROOT.parent / "shared" / "reference" / "lakefs-api-v1.84.0.yml"
+#: ``make lakefs-openapi`` puts the document here (from the pinned lakeFS source release); a
+#: checkout beside the team's shared folder also finds it there.
+PLACES = (
+    ROOT / ".suites" / "lakefs-api-v1.84.0.yml",
+    ROOT.parent / "shared" / "reference" / "lakefs-api-v1.84.0.yml",
+)
+DEFAULT = next((p for p in PLACES if p.is_file()), PLACES[0])
 #: Where the document mounts the API (its ``servers`` entry).
 PREFIX = "/api/v1"
 
